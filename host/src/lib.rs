@@ -1,0 +1,1 @@
+//! tessel host side.

@@ -1,0 +1,118 @@
+//! `coalesce` and `filter`: simplify a layout without changing it as a function of 1-D coordinates.
+
+use crate::error::{LayoutError, Result};
+use crate::int_tuple::{IntTuple, MAX_LEAVES};
+use crate::layout::Layout;
+use crate::tri;
+
+/// The layout of the flat modes `s[..n]:d[..n]`: `s0:d0` when `n == 1`, `(s0,..):(d0,..)` else.
+pub(crate) const fn from_flat(s: &[i64], d: &[i64], n: usize) -> Result<Layout> {
+    if n == 1 {
+        return Layout::int(s[0], d[0]);
+    }
+    let mut t = IntTuple::empty();
+    let mut i = 0;
+    while i < n {
+        tri!(t.push(&IntTuple::int(s[i])));
+        i += 1;
+    }
+    Layout::from_parts(t, d)
+}
+
+/// `coalesce(L)`: the flattest layout that is the same function of 1-D coordinates.
+///
+/// Size-1 modes are dropped and a mode `s1:d1` following `s0:d0` merges into `s0*s1:d0` when
+/// `d1 == s0*d0`.
+///
+/// Post-conditions (seed 003):
+/// - `size(R) == size(L)`
+/// - `depth(R) <= 1`
+/// - `R(i) == L(i)` for all `0 <= i < size(L)`
+pub const fn coalesce(l: &Layout) -> Result<Layout> {
+    let s = l.shapes();
+    let d = l.strides();
+    let mut rs = [1i64; MAX_LEAVES];
+    let mut rd = [0i64; MAX_LEAVES];
+    let mut n = 1;
+    let mut i = 0;
+    while i < s.len() {
+        if s[i] == 1 {
+            // size-1 modes never contribute
+        } else if rs[n - 1] == 1 {
+            rs[n - 1] = s[i];
+            rd[n - 1] = d[i];
+        } else if rs[n - 1] * rd[n - 1] == d[i] {
+            rs[n - 1] *= s[i];
+        } else {
+            rs[n] = s[i];
+            rd[n] = d[i];
+            n += 1;
+        }
+        i += 1;
+    }
+    from_flat(&rs, &rd, n)
+}
+
+/// `coalesce(L, profile)`: coalesce each mode of `L` at the leaves of `profile` (whose values are
+/// only flags); modes past `rank(profile)` are kept as they are.
+///
+/// Post-conditions: `rank(R) == rank(L)` when `profile` is a tuple, each mode `i < rank(profile)`
+/// is `coalesce(mode i of L, profile_i)`, and `R(c) == L(c)` for every 1-D coordinate.
+pub const fn coalesce_profile(l: &Layout, profile: &IntTuple) -> Result<Layout> {
+    by_mode(l, profile, false)
+}
+
+/// `filter(L)`: `coalesce` after replacing stride-0 modes by size 1, i.e. the layout of the distinct
+/// elements (`1:0` when there are none).
+///
+/// Post-conditions: `depth(R) <= 1`; `R` has no stride-0 mode unless `R == 1:0`; the image of `R`
+/// equals the image of `L`, and `size(R) == size(L) / prod(sizes of L's stride-0 modes)`.
+pub const fn filter(l: &Layout) -> Result<Layout> {
+    let s = l.shapes();
+    let d = l.strides();
+    let mut fs = [1i64; MAX_LEAVES];
+    let mut i = 0;
+    while i < s.len() {
+        if d[i] != 0 {
+            fs[i] = s[i];
+        }
+        i += 1;
+    }
+    let f = tri!(Layout::from_parts(l.shape().with_leaves(&fs), d));
+    let c = tri!(coalesce(&f));
+    if c.size() == 1 {
+        return Layout::int(1, 0);
+    }
+    Ok(c)
+}
+
+/// `filter(L, profile)`: `filter` applied at the leaves of `profile`, like [`coalesce_profile`].
+pub const fn filter_profile(l: &Layout, profile: &IntTuple) -> Result<Layout> {
+    by_mode(l, profile, true)
+}
+
+const fn by_mode(l: &Layout, profile: &IntTuple, is_filter: bool) -> Result<Layout> {
+    if profile.is_int() {
+        return if is_filter { filter(l) } else { coalesce(l) };
+    }
+    let r = profile.rank();
+    if l.rank() < r {
+        return Err(LayoutError::RankMismatch {
+            expected: r,
+            found: l.rank(),
+        });
+    }
+    let mut out = Layout::empty();
+    let mut i = 0;
+    while i < l.rank() {
+        let m = tri!(l.get(i));
+        let m = if i < r {
+            tri!(by_mode(&m, &tri!(profile.get(i)), is_filter))
+        } else {
+            m
+        };
+        tri!(out.push(&m));
+        i += 1;
+    }
+    Ok(out)
+}

@@ -1,0 +1,150 @@
+//! `composition`: `R = A o B`, `R(c) = A(B(c))`.
+
+use crate::coalesce::{coalesce, from_flat};
+use crate::error::{LayoutError, Result};
+use crate::int_tuple::MAX_LEAVES;
+use crate::layout::Layout;
+use crate::tiler::Tiler;
+use crate::tri;
+
+/// `composition(A, B)`: the layout `R` with `R(c) == A(B(c))`, shaped like `B`.
+///
+/// `B` is split into its modes (composition distributes over concatenation) and each integral
+/// mode `s:d` is taken from the coalesced `A` by dividing out the stride `d` (every `d`-th element)
+/// and then keeping the first `s` elements.
+///
+/// Admissible when, for each mode `a` of coalesced `A` (but the last) that `B` still reaches, with
+/// the stride `r` of `B` left at that point:
+/// - stride divisibility: `a % r == 0 || r % a == 0` (or all of `B`'s remaining elements fall
+///   inside the mode, `(rest - 1) * r < a`), else [`LayoutError::StrideDivisibility`];
+/// - shape divisibility: when `a / r` elements are left of the mode and `B` needs `rest` more than
+///   that, `rest % (a / r) == 0`, else [`LayoutError::ShapeDivisibility`].
+///
+/// Post-conditions (seed 003):
+/// - `compatible(B, R)`: `R` has the shape of `B` up to size-1 modes and coalesced leaves
+///   (`size(R) == size(B)`, and each mode `i` of `B` has `size(mode i of R) == size(mode i of B)`)
+/// - `R(i) == A(B(i))` for all `0 <= i < size(B)`
+pub const fn composition(a: &Layout, b: &Layout) -> Result<Layout> {
+    if b.shape().is_tuple() {
+        let mut r = Layout::empty();
+        let mut i = 0;
+        while i < b.rank() {
+            tri!(r.push(&tri!(composition(a, &tri!(b.get(i))))));
+            i += 1;
+        }
+        return Ok(r);
+    }
+    compose_integral(a, b.shapes()[0], b.strides()[0])
+}
+
+/// `composition(A, <B0, B1, ...>)`: mode `i` of `A` composed with `B_i`, the modes past the tiler's
+/// rank (and those under `_`) kept. A layout tiler is plain [`composition`].
+///
+/// Post-conditions: `rank(R) == rank(A)` for a by-mode tiler; mode `i` of `R` is
+/// `composition(mode i of A, B_i)`.
+pub const fn composition_tiler(a: &Layout, t: &Tiler) -> Result<Layout> {
+    match t {
+        Tiler::Layout(b) => composition(a, b),
+        Tiler::ByMode { n, modes } => {
+            if a.rank() < *n {
+                return Err(LayoutError::RankMismatch {
+                    expected: *n,
+                    found: a.rank(),
+                });
+            }
+            let mut r = Layout::empty();
+            let mut i = 0;
+            while i < a.rank() {
+                let m = tri!(a.get(i));
+                let m = if i < *n {
+                    match &modes[i] {
+                        Some(b) => tri!(composition(&m, b)),
+                        None => m,
+                    }
+                } else {
+                    m
+                };
+                tri!(r.push(&m));
+                i += 1;
+            }
+            Ok(r)
+        }
+    }
+}
+
+const fn mul(a: i64, b: i64) -> Result<i64> {
+    match a.checked_mul(b) {
+        Some(v) => Ok(v),
+        None => Err(LayoutError::Overflow),
+    }
+}
+
+/// `A o s:d` for an integral `B = s:d`.
+const fn compose_integral(a: &Layout, s: i64, d: i64) -> Result<Layout> {
+    if d == 0 {
+        return Layout::int(s, 0);
+    }
+    let fa = tri!(coalesce(a));
+    let ash = fa.shapes();
+    let ast = fa.strides();
+    let n = ash.len();
+    let sign = if d < 0 { -1 } else { 1 };
+    let mut rs = [0i64; MAX_LEAVES];
+    let mut rd = [0i64; MAX_LEAVES];
+    let mut m = 0;
+    let mut rest_shape = s;
+    let mut rest_stride = d.saturating_abs(); // magnitude; `sign` is applied to every stride out
+    let mut i = 0;
+    while i + 1 < n {
+        let sh = ash[i];
+        if rest_shape == 1 {
+            // B is exhausted: only the stride is carried on (for the degenerate `1:d`)
+            rest_stride = ceil_div(rest_stride, sh);
+        } else if rest_stride % sh == 0 {
+            // the whole mode is divided out
+            rest_stride /= sh;
+        } else if sh % rest_stride == 0 {
+            let avail = sh / rest_stride;
+            let take = if rest_shape < avail {
+                rest_shape
+            } else {
+                avail
+            };
+            if rest_shape % take != 0 {
+                return Err(LayoutError::ShapeDivisibility {
+                    shape: avail,
+                    rest: rest_shape,
+                });
+            }
+            rs[m] = take;
+            rd[m] = tri!(mul(sign * rest_stride, ast[i]));
+            m += 1;
+            rest_shape /= take;
+            rest_stride = 1;
+        } else if (rest_shape - 1) * rest_stride < sh {
+            // neither divides, but all of B's remaining elements lie in this mode
+            rs[m] = rest_shape;
+            rd[m] = tri!(mul(sign * rest_stride, ast[i]));
+            m += 1;
+            rest_shape = 1;
+            rest_stride = ceil_div(rest_stride, sh);
+        } else {
+            return Err(LayoutError::StrideDivisibility {
+                shape: sh,
+                stride: rest_stride,
+            });
+        }
+        i += 1;
+    }
+    if rest_shape != 1 || m == 0 {
+        rs[m] = rest_shape;
+        rd[m] = tri!(mul(sign * rest_stride, ast[n - 1]));
+        m += 1;
+    }
+    from_flat(&rs, &rd, m)
+}
+
+/// `ceil(a / b)` for `a >= 0`, `b > 0`, without overflow.
+pub(crate) const fn ceil_div(a: i64, b: i64) -> i64 {
+    a / b + (a % b != 0) as i64
+}

@@ -1,0 +1,144 @@
+//! Errors of the algebra: every inadmissible input names the condition it violates.
+
+use core::fmt;
+
+/// Why an operation of the algebra refused its input.
+///
+/// Each variant names one condition of the algebra (seed 003 gives the divisibility conditions of
+/// `composition`); the numbers say where it failed. In a `const` context, [`const_ok!`](crate::const_ok)
+/// turns an error into a compile error that prints [`LayoutError::condition`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(missing_docs)] // the fields are the numbers named in each variant's doc
+pub enum LayoutError {
+    /// Composition `A o s:d`: a mode `a` of coalesced `A` and the remaining stride `r` of `B` must
+    /// satisfy `a % r == 0 || r % a == 0`, unless all remaining elements of `B` fall inside that mode.
+    StrideDivisibility { shape: i64, stride: i64 },
+    /// Composition `A o s:d`: once `B`'s stride is divided out of mode `a`, the `k` elements left of
+    /// that mode must divide the remaining shape `r` of `B` when `r > k` (`r % k == 0`).
+    ShapeDivisibility { shape: i64, rest: i64 },
+    /// An intermediate value left the range of `i64`.
+    Overflow,
+    /// Two tuples that must have the same rank do not (`expected` modes wanted, `found` given).
+    RankMismatch { expected: usize, found: usize },
+    /// Two tuples that must have the same nesting (congruent, or weakly so) do not.
+    ProfileMismatch,
+    /// A mode index past the rank.
+    ModeOutOfRange { index: usize, rank: usize },
+    /// Shapes are positive integers.
+    NonPositiveShape { value: i64 },
+    /// `complement` needs an injective layout: sorted by stride, each stride `d` must be at least the
+    /// extent `c` covered by the smaller modes.
+    NotInjective { stride: i64, extent: i64 },
+    /// `complement` and the inverses need non-negative strides.
+    NegativeStride { value: i64 },
+    /// A division needs the divisor's size to divide the target (`tile_to_shape`, `tiled_divide` of a
+    /// shape).
+    NotDivisible { value: i64, by: i64 },
+    /// Swizzle parameters need `|S| >= B`, `B >= 0`, `M >= 0`.
+    BadSwizzle,
+    /// A tuple has more leaves, or more nesting, than the fixed capacity of this no-alloc crate
+    /// (`MAX_LEAVES` leaves, `MAX_TOKENS` tokens).
+    Capacity,
+    /// A coordinate with `_` where a plain coordinate is needed, or a `_` in a shape or stride.
+    UnexpectedUnderscore,
+    /// A tiler mode that is itself a tuple of tilers (`<<..>,..>` or a nested shape); tilers here
+    /// are one level of layouts.
+    NestedTiler,
+    /// The text of a tuple or layout could not be read; `at` is the byte offset.
+    Parse { at: usize, what: &'static str },
+}
+
+impl LayoutError {
+    /// The violated condition, in words (usable in `const` panics).
+    pub const fn condition(&self) -> &'static str {
+        match self {
+            Self::StrideDivisibility { .. } => {
+                "stride divisibility condition violated: shape % stride == 0 or stride % shape == 0"
+            }
+            Self::ShapeDivisibility { .. } => {
+                "shape divisibility condition violated: the rest of B's shape must be a multiple of what A's mode has left"
+            }
+            Self::Overflow => "integer overflow",
+            Self::RankMismatch { .. } => "ranks do not match",
+            Self::ProfileMismatch => "tuples are not congruent",
+            Self::ModeOutOfRange { .. } => "mode index out of range",
+            Self::NonPositiveShape { .. } => "shapes must be positive",
+            Self::NotInjective { .. } => "layout is not injective (a stride is smaller than the extent of the smaller modes)",
+            Self::NegativeStride { .. } => "negative strides are not supported here",
+            Self::NotDivisible { .. } => "size does not divide the target",
+            Self::BadSwizzle => "swizzle needs B >= 0, M >= 0 and |S| >= B",
+            Self::Capacity => "tuple exceeds the fixed capacity (MAX_LEAVES leaves / MAX_TOKENS tokens)",
+            Self::UnexpectedUnderscore => "unexpected '_'",
+            Self::NestedTiler => "nested tilers are not supported (a tiler mode must be a layout, an integer or _)",
+            Self::Parse { .. } => "cannot parse",
+        }
+    }
+}
+
+impl fmt::Display for LayoutError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let c = self.condition();
+        match *self {
+            Self::StrideDivisibility { shape, stride } => write!(
+                f,
+                "stride divisibility condition violated: mode of shape {shape} and stride {stride} \
+                 (need {shape} % {stride} == 0 or {stride} % {shape} == 0)"
+            ),
+            Self::ShapeDivisibility { shape, rest } => write!(
+                f,
+                "shape divisibility condition violated: {rest} elements remain but the mode has {shape} \
+                 (need {rest} % {shape} == 0)"
+            ),
+            Self::RankMismatch { expected, found } => {
+                write!(f, "ranks do not match: expected {expected}, found {found}")
+            }
+            Self::ModeOutOfRange { index, rank } => {
+                write!(f, "mode index {index} out of range for rank {rank}")
+            }
+            Self::NonPositiveShape { value } => write!(f, "shapes must be positive, found {value}"),
+            Self::NotInjective { stride, extent } => write!(
+                f,
+                "layout is not injective: stride {stride} < extent {extent} of the smaller modes"
+            ),
+            Self::NegativeStride { value } => {
+                write!(f, "negative strides are not supported here, found {value}")
+            }
+            Self::NotDivisible { value, by } => write!(f, "{by} does not divide {value}"),
+            Self::Parse { at, what } => write!(f, "cannot parse at byte {at}: {what}"),
+            _ => f.write_str(c),
+        }
+    }
+}
+
+/// `Result` of the algebra.
+pub type Result<T> = core::result::Result<T, LayoutError>;
+
+/// `?` for `const fn`: the `?` operator is not yet usable in `const` code.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! tri {
+    ($e:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(e) => return Err(e),
+        }
+    };
+}
+
+/// Unwraps a `Result` of the algebra in a `const` context: an error becomes a compile error that
+/// names the violated condition.
+///
+/// ```
+/// use layout_core::{const_ok, Layout};
+/// const SMEM: Layout = const_ok!(Layout::parse("(8,64):(64,1)"));
+/// assert_eq!(SMEM.size(), 512);
+/// ```
+#[macro_export]
+macro_rules! const_ok {
+    ($e:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(e) => panic!("{}", e.condition()),
+        }
+    };
+}

@@ -1,0 +1,537 @@
+//! `Layout`: a shape and a congruent stride, a function from coordinates to indices.
+//!
+//! `L(c) = sum_i c_i * d_i` over the natural coordinate `c` of shape `S` and stride `D`. A layout
+//! also takes 1-D coordinates (colexicographic, `0 <= i < size(L)`) and any coordinate whose
+//! nesting is coarser than `S` (an integer where `S` has a tuple is split colexicographically).
+//!
+//! Invariant kept by every constructor: shapes are positive and both `size(L)` and
+//! `sum_i (s_i - 1) * |d_i|` fit in `i64`, so `size`, `cosize` and evaluation inside the domain never
+//! overflow.
+
+use crate::error::{LayoutError, Result};
+use crate::int_tuple::{IntTuple, Span, HOLE, LEAF, MAX_LEAVES, OPEN};
+use crate::tri;
+use core::fmt;
+
+/// A CuTe layout `shape:stride`.
+#[derive(Clone, Copy)]
+pub struct Layout {
+    shape: IntTuple,
+    stride: [i64; MAX_LEAVES],
+}
+
+impl Layout {
+    /// `shape:stride`; both must be congruent, shapes positive.
+    pub const fn new(shape: IntTuple, stride: IntTuple) -> Result<Self> {
+        if !shape.congruent(&stride) {
+            return Err(LayoutError::ProfileMismatch);
+        }
+        if stride.has_hole() {
+            return Err(LayoutError::UnexpectedUnderscore);
+        }
+        Self::from_parts(shape, stride.leaves())
+    }
+
+    /// `shape` with the strides `stride` given leaf by leaf.
+    pub const fn from_parts(shape: IntTuple, stride: &[i64]) -> Result<Self> {
+        tri!(shape.check_shape());
+        if stride.len() < shape.num_leaves() {
+            return Err(LayoutError::RankMismatch {
+                expected: shape.num_leaves(),
+                found: stride.len(),
+            });
+        }
+        let mut l = Self {
+            shape,
+            stride: [0; MAX_LEAVES],
+        };
+        let s = shape.leaves();
+        let mut span: i64 = 0;
+        let mut i = 0;
+        while i < s.len() {
+            l.stride[i] = stride[i];
+            let ext = match (s[i] - 1).checked_mul(stride[i].saturating_abs()) {
+                Some(v) => v,
+                None => return Err(LayoutError::Overflow),
+            };
+            span = match span.checked_add(ext) {
+                Some(v) => v,
+                None => return Err(LayoutError::Overflow),
+            };
+            i += 1;
+        }
+        if span == i64::MAX {
+            return Err(LayoutError::Overflow);
+        }
+        tri!(shape.size());
+        Ok(l)
+    }
+
+    /// The rank-0 layout `s:d`.
+    pub const fn int(s: i64, d: i64) -> Result<Self> {
+        Self::from_parts(IntTuple::int(s), &[d])
+    }
+
+    /// `make_layout(shape)`: the compact column-major layout (LayoutLeft), strides the exclusive
+    /// prefix products of the flattened shape.
+    pub const fn col_major(shape: IntTuple) -> Result<Self> {
+        tri!(shape.check_shape());
+        let s = shape.leaves();
+        let mut d = [0i64; MAX_LEAVES];
+        let mut acc: i64 = 1;
+        let mut i = 0;
+        while i < s.len() {
+            d[i] = acc;
+            acc = match acc.checked_mul(s[i]) {
+                Some(v) => v,
+                None => return Err(LayoutError::Overflow),
+            };
+            i += 1;
+        }
+        Self::from_parts(shape, &d)
+    }
+
+    /// `make_layout(shape, LayoutRight{})`: the compact row-major layout.
+    pub const fn row_major(shape: IntTuple) -> Result<Self> {
+        tri!(shape.check_shape());
+        let s = shape.leaves();
+        let mut d = [0i64; MAX_LEAVES];
+        let mut acc: i64 = 1;
+        let mut i = s.len();
+        while i > 0 {
+            i -= 1;
+            d[i] = acc;
+            acc = match acc.checked_mul(s[i]) {
+                Some(v) => v,
+                None => return Err(LayoutError::Overflow),
+            };
+        }
+        Self::from_parts(shape, &d)
+    }
+
+    /// `make_ordered_layout(shape, order)`: a compact layout whose leaf with the smallest `order`
+    /// value gets stride 1, the next the product so far, and so on (ties keep leaf order). `order`
+    /// is congruent with `shape` or a flat tuple with one entry per leaf.
+    pub const fn ordered(shape: IntTuple, order: IntTuple) -> Result<Self> {
+        tri!(shape.check_shape());
+        let n = shape.num_leaves();
+        if order.num_leaves() != n || order.has_hole() {
+            return Err(LayoutError::RankMismatch {
+                expected: n,
+                found: order.num_leaves(),
+            });
+        }
+        let s = shape.leaves();
+        let o = order.leaves();
+        let mut d = [0i64; MAX_LEAVES];
+        let mut done = [false; MAX_LEAVES];
+        let mut acc: i64 = 1;
+        let mut k = 0;
+        while k < n {
+            // the not yet placed leaf of smallest order
+            let mut best = n;
+            let mut i = 0;
+            while i < n {
+                if !done[i] && (best == n || o[i] < o[best]) {
+                    best = i;
+                }
+                i += 1;
+            }
+            done[best] = true;
+            d[best] = acc;
+            acc = match acc.checked_mul(s[best]) {
+                Some(v) => v,
+                None => return Err(LayoutError::Overflow),
+            };
+            k += 1;
+        }
+        Self::from_parts(shape, &d)
+    }
+
+    /// Reads `S:D` (CuTe notation, e.g. `((2,2),3):((24,2),8)`); a bare shape `S` is its
+    /// column-major layout.
+    pub const fn parse(s: &str) -> Result<Self> {
+        let b = s.as_bytes();
+        let (l, end) = tri!(Self::parse_at(b, 0));
+        let end = crate::int_tuple::skip_ws(b, end);
+        if end != b.len() {
+            return Err(LayoutError::Parse {
+                at: end,
+                what: "trailing characters",
+            });
+        }
+        Ok(l)
+    }
+
+    /// Reads one layout starting at byte `pos`; returns it and the position after it.
+    pub const fn parse_at(b: &[u8], pos: usize) -> Result<(Self, usize)> {
+        let (shape, p) = tri!(IntTuple::parse_at(b, pos));
+        let q = crate::int_tuple::skip_ws(b, p);
+        if q < b.len() && b[q] == b':' {
+            let (stride, r) = tri!(IntTuple::parse_at(b, q + 1));
+            Ok((tri!(Self::new(shape, stride)), r))
+        } else {
+            Ok((tri!(Self::col_major(shape)), p))
+        }
+    }
+
+    /// The shape.
+    pub const fn shape(&self) -> IntTuple {
+        self.shape
+    }
+    /// The stride, congruent with the shape.
+    pub const fn stride(&self) -> IntTuple {
+        self.shape.with_leaves(&self.stride)
+    }
+    /// The strides leaf by leaf.
+    pub const fn strides(&self) -> &[i64] {
+        self.stride.split_at(self.shape.num_leaves()).0
+    }
+    /// The shape's leaves.
+    pub const fn shapes(&self) -> &[i64] {
+        self.shape.leaves()
+    }
+    /// Number of top-level modes.
+    pub const fn rank(&self) -> usize {
+        self.shape.rank()
+    }
+    /// Nesting depth of the shape.
+    pub const fn depth(&self) -> usize {
+        self.shape.depth()
+    }
+    /// Size of the domain: the product of the shape.
+    pub const fn size(&self) -> i64 {
+        let s = self.shape.leaves();
+        let mut p = 1;
+        let mut i = 0;
+        while i < s.len() {
+            p *= s[i];
+            i += 1;
+        }
+        p
+    }
+    /// Size of the codomain: `L(size(L) - 1) + 1`, one past the largest index for non-negative
+    /// strides.
+    pub const fn cosize(&self) -> i64 {
+        self.call(self.size() - 1) + 1
+    }
+
+    /// Mode `i` as a layout (`layout<I>(L)` in CuTe).
+    pub const fn get(&self, i: usize) -> Result<Self> {
+        let sp = tri!(self.shape.span(i));
+        Ok(self.sub(sp))
+    }
+    pub(crate) const fn sub(&self, sp: Span) -> Self {
+        let mut d = [0i64; MAX_LEAVES];
+        let mut l = sp.l0;
+        while l < sp.l1 {
+            d[l - sp.l0] = self.stride[l];
+            l += 1;
+        }
+        Self {
+            shape: self.shape.sub(sp),
+            stride: d,
+        }
+    }
+
+    /// The empty layout `():()`, the start of a concatenation.
+    pub const fn empty() -> Self {
+        Self {
+            shape: IntTuple::empty(),
+            stride: [0; MAX_LEAVES],
+        }
+    }
+
+    /// Adds `m` as a new last mode (`append(L, m)`; an integral `L` first becomes `(L)`).
+    pub const fn push(&mut self, m: &Layout) -> Result<()> {
+        let n = self.shape.num_leaves();
+        tri!(self.shape.push(&m.shape));
+        let ms = m.strides();
+        let mut i = 0;
+        while i < ms.len() {
+            self.stride[n + i] = ms[i];
+            i += 1;
+        }
+        // re-check the invariant for the grown layout
+        let checked = tri!(Self::from_parts(self.shape, &self.stride));
+        *self = checked;
+        Ok(())
+    }
+
+    /// `make_layout(L0, L1, ...)`: concatenation, each layout one mode of the result.
+    pub const fn concat(modes: &[Layout]) -> Result<Self> {
+        let mut r = Self::empty();
+        let mut i = 0;
+        while i < modes.len() {
+            tri!(r.push(&modes[i]));
+            i += 1;
+        }
+        Ok(r)
+    }
+
+    /// `append(L, m)`: `L`'s modes followed by `m`.
+    pub const fn append(&self, m: &Layout) -> Result<Self> {
+        let mut r = *self;
+        tri!(r.push(m));
+        Ok(r)
+    }
+
+    /// `append<N>(L)`: pads with `1:0` modes up to rank `n` (a rank-`n` tuple even for `n == 1`
+    /// only if `L` already is one).
+    pub const fn append_to_rank(&self, n: usize) -> Result<Self> {
+        let mut r = *self;
+        let one = Layout {
+            shape: IntTuple::int(1),
+            stride: [0; MAX_LEAVES],
+        };
+        while r.rank() < n {
+            tri!(r.push(&one));
+        }
+        Ok(r)
+    }
+
+    /// All leaves as top-level modes; an integral layout stays integral.
+    pub const fn flatten(&self) -> Self {
+        Self {
+            shape: self.shape.flatten(),
+            stride: self.stride,
+        }
+    }
+
+    /// `L(i)` for a 1-D coordinate `i` (colexicographic; the last mode takes what remains).
+    #[inline]
+    pub const fn call(&self, mut i: i64) -> i64 {
+        let s = self.shape.leaves();
+        let n = s.len();
+        let mut r = 0;
+        let mut k = 0;
+        while k + 1 < n {
+            r += (i % s[k]) * self.stride[k];
+            i /= s[k];
+            k += 1;
+        }
+        if n > 0 {
+            r += i * self.stride[n - 1];
+        }
+        r
+    }
+
+    /// `L(c)` for a coordinate congruent with, or coarser than, the shape (`crd2idx`).
+    pub const fn crd2idx(&self, c: &IntTuple) -> Result<i64> {
+        let nat = tri!(natural_coord(&self.shape, c, false));
+        let mut r: i64 = 0;
+        let mut k = 0;
+        while k < self.shape.num_leaves() {
+            let t = match nat.0[k].checked_mul(self.stride[k]) {
+                Some(v) => v,
+                None => return Err(LayoutError::Overflow),
+            };
+            r = match r.checked_add(t) {
+                Some(v) => v,
+                None => return Err(LayoutError::Overflow),
+            };
+            k += 1;
+        }
+        Ok(r)
+    }
+
+    /// The natural coordinate (congruent with the shape) of the 1-D coordinate `i` (`idx2crd`).
+    pub const fn idx2crd(&self, i: i64) -> IntTuple {
+        let s = self.shape.leaves();
+        let mut c = [0i64; MAX_LEAVES];
+        let mut rest = i;
+        let n = s.len();
+        let mut k = 0;
+        while k < n {
+            if k + 1 < n {
+                c[k] = rest % s[k];
+                rest /= s[k];
+            } else {
+                c[k] = rest;
+            }
+            k += 1;
+        }
+        self.shape.with_leaves(&c)
+    }
+
+    /// `L(c)` where `c` contains `_`: the sub-layout of the modes at the `_`s, and the offset of the
+    /// fixed part. The result has one top-level mode per `_` (CuTe's `slice_and_offset`).
+    pub const fn slice(&self, c: &IntTuple) -> Result<(Self, i64)> {
+        let (nat, keep) = tri!(natural_coord(&self.shape, c, true));
+        let mut off: i64 = 0;
+        let mut k = 0;
+        while k < self.shape.num_leaves() {
+            if !keep[k] {
+                off = match nat[k].checked_mul(self.stride[k]) {
+                    Some(v) => match off.checked_add(v) {
+                        Some(w) => w,
+                        None => return Err(LayoutError::Overflow),
+                    },
+                    None => return Err(LayoutError::Overflow),
+                };
+            }
+            k += 1;
+        }
+        Ok((tri!(self.select(c, true)), off))
+    }
+
+    /// `dice(c, L)`: the modes where `c` is *not* `_` (the complement of [`Layout::slice`]).
+    pub const fn dice(&self, c: &IntTuple) -> Result<Self> {
+        tri!(natural_coord(&self.shape, c, true));
+        self.select(c, false)
+    }
+
+    /// The sub-layouts at the leaves of `c` that are `_` (`holes == true`) or are not, concatenated.
+    const fn select(&self, c: &IntTuple, holes: bool) -> Result<Self> {
+        let ct = c.tokens();
+        let st = self.shape.tokens();
+        let mut r = Self::empty();
+        let (mut i, mut j, mut l) = (0usize, 0usize, 0usize);
+        while i < ct.len() {
+            let k = ct[i];
+            if k == LEAF || k == HOLE {
+                let end = subtree_end(st, j);
+                let nl = count_leaves(st, j, end);
+                if (k == HOLE) == holes {
+                    let m = self.sub(Span {
+                        t0: j,
+                        t1: end,
+                        l0: l,
+                        l1: l + nl,
+                    });
+                    tri!(r.push(&m));
+                }
+                j = end;
+                l += nl;
+            } else {
+                j += 1;
+            }
+            i += 1;
+        }
+        Ok(r)
+    }
+
+    /// Equality of shapes and strides (`const` form of `==`).
+    pub const fn equals(&self, o: &Self) -> bool {
+        if !self.shape.equals(&o.shape) {
+            return false;
+        }
+        let mut i = 0;
+        while i < self.shape.num_leaves() {
+            if self.stride[i] != o.stride[i] {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
+}
+
+/// End (exclusive) of the subtree starting at token `j`.
+pub(crate) const fn subtree_end(t: &[u8], j: usize) -> usize {
+    if t[j] != OPEN {
+        return j + 1;
+    }
+    let mut d = 0i32;
+    let mut k = j;
+    loop {
+        if t[k] == OPEN {
+            d += 1;
+        } else if t[k] == crate::int_tuple::CLOSE {
+            d -= 1;
+        }
+        k += 1;
+        if d == 0 {
+            return k;
+        }
+    }
+}
+
+const fn count_leaves(t: &[u8], a: usize, b: usize) -> usize {
+    let mut n = 0;
+    let mut k = a;
+    while k < b {
+        if t[k] == LEAF || t[k] == HOLE {
+            n += 1;
+        }
+        k += 1;
+    }
+    n
+}
+
+/// The natural coordinate of `c` in `shape`, leaf by leaf, and which leaves fall under a `_` of
+/// `c` (only allowed when `holes`). An integer of `c` where `shape` has a tuple is split
+/// colexicographically over that tuple's leaves, the last leaf taking what remains.
+pub(crate) const fn natural_coord(
+    shape: &IntTuple,
+    c: &IntTuple,
+    holes: bool,
+) -> Result<([i64; MAX_LEAVES], [bool; MAX_LEAVES])> {
+    let ct = c.tokens();
+    let cv = c.leaves();
+    let st = shape.tokens();
+    let sv = shape.leaves();
+    let mut out = [0i64; MAX_LEAVES];
+    let mut keep = [false; MAX_LEAVES];
+    let (mut i, mut j, mut cl, mut sl) = (0usize, 0usize, 0usize, 0usize);
+    while i < ct.len() {
+        if j >= st.len() {
+            return Err(LayoutError::ProfileMismatch);
+        }
+        let k = ct[i];
+        if k == LEAF || k == HOLE {
+            let end = subtree_end(st, j);
+            let nl = count_leaves(st, j, end);
+            if k == HOLE {
+                if !holes {
+                    return Err(LayoutError::UnexpectedUnderscore);
+                }
+                let mut q = 0;
+                while q < nl {
+                    keep[sl + q] = true;
+                    q += 1;
+                }
+            } else {
+                let mut rest = cv[cl];
+                let mut q = 0;
+                while q < nl {
+                    if q + 1 < nl {
+                        out[sl + q] = rest % sv[sl + q];
+                        rest /= sv[sl + q];
+                    } else {
+                        out[sl + q] = rest;
+                    }
+                    q += 1;
+                }
+            }
+            cl += 1;
+            sl += nl;
+            j = end;
+        } else if k != st[j] {
+            // `(` against a leaf, or `)` before the shape's tuple ends: ranks differ
+            return Err(LayoutError::ProfileMismatch);
+        } else {
+            j += 1;
+        }
+        i += 1;
+    }
+    Ok((out, keep))
+}
+
+impl PartialEq for Layout {
+    fn eq(&self, o: &Self) -> bool {
+        self.equals(o)
+    }
+}
+impl Eq for Layout {}
+
+impl fmt::Display for Layout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.shape, self.stride())
+    }
+}
+impl fmt::Debug for Layout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}

@@ -1,0 +1,58 @@
+//! # layout-core
+//!
+//! CuTe's layout algebra in `no_std` Rust, with every operation a `const fn`: a layout computed
+//! from constants is itself a constant, evaluated by the compiler (this is how CuTe's static
+//! integers become Rust). The same code runs in GPU kernels (PTX) and on the host.
+//!
+//! ```
+//! use layout_core::*;
+//! // ((2,2),3):((24,2),8), computed at compile time
+//! const R: Layout = const_ok!(composition(
+//!     &const_ok!(Layout::parse("(6,2):(8,2)")),
+//!     &const_ok!(Layout::parse("(4,3):(3,1)")),
+//! ));
+//! assert_eq!(R, Layout::parse("((2,2),3):((24,2),8)").unwrap());
+//! ```
+//!
+//! Every operation states its post-conditions next to it; the property tests check them.
+#![no_std]
+#![warn(missing_docs)]
+
+#[cfg(test)]
+extern crate std;
+
+mod error;
+pub use error::{LayoutError, Result};
+
+mod int_tuple;
+pub use int_tuple::{IntTuple, MAX_LEAVES, MAX_TOKENS};
+
+mod layout;
+pub use layout::Layout;
+
+mod tiler;
+pub use tiler::{Tiler, MAX_TILER_MODES};
+
+mod coalesce;
+pub use coalesce::{coalesce, coalesce_profile, filter, filter_profile};
+
+mod composition;
+pub use composition::{composition, composition_tiler};
+
+mod complement;
+pub use complement::{complement, complement_default, complement_shape};
+
+mod inverse;
+pub use inverse::{left_inverse, right_inverse};
+
+mod divide;
+pub use divide::{flat_divide, logical_divide, logical_divide_tiler, tiled_divide, zipped_divide};
+
+mod product;
+pub use product::{
+    blocked_product, flat_product, logical_product, logical_product_tiler, raked_product,
+    tile_to_shape, tiled_product, zipped_product,
+};
+
+mod swizzle;
+pub use swizzle::{ComposedLayout, Swizzle};

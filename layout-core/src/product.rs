@@ -1,0 +1,161 @@
+//! Products (tiling): `logical_product` and the rank-sensitive `blocked_product` /
+//! `raked_product`, the zipped / tiled / flat rearrangements, and `tile_to_shape`.
+//!
+//! ```text
+//! Layout Shape : (M, N, L, ...)        Tiler : <TileM, TileN>
+//! logical_product : ((M,TileM), (N,TileN), L, ...)
+//! zipped_product  : ((M,N), (TileM,TileN,L,...))
+//! tiled_product   : ((M,N), TileM, TileN, L, ...)
+//! flat_product    : (M, N, TileM, TileN, L, ...)
+//! ```
+
+use crate::coalesce::coalesce_profile;
+use crate::complement::complement;
+use crate::composition::composition;
+use crate::error::{LayoutError, Result};
+use crate::int_tuple::{IntTuple, MAX_LEAVES};
+use crate::layout::Layout;
+use crate::tiler::{by_mode, flat_modes, hier_unzip, tiled_modes, Splitter, Tiler};
+use crate::tri;
+
+/// `logical_product(A, B) = (A, complement(A, size(A) * cosize(B)) o B)`: mode 0 is `A`, mode 1
+/// places one unique replica of `A` at each element of `B`.
+///
+/// Post-conditions (seed 003):
+/// - `rank(R) == 2`
+/// - `compatible(A, layout<0>(R))` (mode 0 is `A` itself)
+/// - `compatible(B, layout<1>(R))` (mode 1 has `B`'s size and mode sizes)
+/// - for injective `A` and `B`, `R` is injective (replicas never overlap)
+pub const fn logical_product(a: &Layout, b: &Layout) -> Result<Layout> {
+    let cot = match a.size().checked_mul(b.cosize()) {
+        Some(v) => v,
+        None => return Err(LayoutError::Overflow),
+    };
+    let c = tri!(complement(a, cot));
+    Layout::concat(&[*a, tri!(composition(&c, b))])
+}
+
+/// `logical_product` by a tiler: mode `i` of `A` times `B_i` (`_` keeps it).
+///
+/// Post-conditions: `rank(R) == rank(A)` for a by-mode tiler; mode `i` of `R` is
+/// `logical_product(mode i of A, B_i)`.
+pub const fn logical_product_tiler(a: &Layout, t: &Tiler) -> Result<Layout> {
+    by_mode(a, t, Splitter::Product)
+}
+
+/// `zipped_product(A, B)`: `((M,N,...), (TileM,TileN,...,L,...))`.
+///
+/// Post-conditions: `rank(R) == 2`; mode 0 holds `A`'s modes (by-mode: `A_i` for `i < rank(B)`);
+/// the same image as `logical_product_tiler(A, B)`.
+pub const fn zipped_product(a: &Layout, t: &Tiler) -> Result<Layout> {
+    hier_unzip(a, t, Splitter::Product)
+}
+
+/// `tiled_product(A, B)`: `((M,N,...), TileM, TileN, ..., L, ...)`.
+pub const fn tiled_product(a: &Layout, t: &Tiler) -> Result<Layout> {
+    tiled_modes(&tri!(zipped_product(a, t)))
+}
+
+/// `flat_product(A, B)`: `(M, N, ..., TileM, TileN, ..., L, ...)`.
+pub const fn flat_product(a: &Layout, t: &Tiler) -> Result<Layout> {
+    flat_modes(&tri!(zipped_product(a, t)))
+}
+
+/// `blocked_product(A, B)`: `A` as a block, laid out as the tiles of `B`; both padded to rank
+/// `R = max(rank A, rank B)`, `logical_product` taken once over the whole, and like modes
+/// reassociated ("zipped"): mode `i` is `(A_i, B'_i)`. As in current CuTe (and seed 000's worked
+/// example), the modes are not coalesced; `coalesce(R, profile)` does that when wanted.
+///
+/// Post-conditions:
+/// - `rank(R) == max(rank(A), rank(B))`
+/// - `size(mode i of R) == size(A_i) * size(B_i)`
+/// - mode `i` of `R` is `(A_i, T_i)` where `T` is mode 1 of `logical_product(A, B)` (padded): the
+///   same elements as the logical product, regrouped")
+pub const fn blocked_product(a: &Layout, b: &Layout) -> Result<Layout> {
+    zip_product(a, b, false)
+}
+
+/// `raked_product(A, B)`: like [`blocked_product`] but mode `i` is `(B'_i, A_i)`: the tiles of
+/// `B` are interleaved ("raked", a cyclic distribution) inside each block position.
+///
+/// Post-conditions: as [`blocked_product`], with the roles in each mode swapped.
+pub const fn raked_product(a: &Layout, b: &Layout) -> Result<Layout> {
+    zip_product(a, b, true)
+}
+
+const fn zip_product(a: &Layout, b: &Layout, raked: bool) -> Result<Layout> {
+    let r = if a.rank() > b.rank() {
+        a.rank()
+    } else {
+        b.rank()
+    };
+    let pa = tri!(pad(a, r));
+    let pb = tri!(pad(b, r));
+    let p = tri!(logical_product(&pa, &pb));
+    let p0 = tri!(p.get(0));
+    let p1 = tri!(p.get(1));
+    let mut out = Layout::empty();
+    let mut i = 0;
+    while i < r {
+        let (x, y) = (tri!(p0.get(i)), tri!(p1.get(i)));
+        let m = if raked { [y, x] } else { [x, y] };
+        tri!(out.push(&tri!(Layout::concat(&m))));
+        i += 1;
+    }
+    Ok(out)
+}
+
+/// `append<R>(L)` with an integral `L` of rank 1 kept as the tuple `(L)`.
+const fn pad(l: &Layout, r: usize) -> Result<Layout> {
+    let mut p = *l;
+    if p.shape().is_int() {
+        p = tri!(Layout::concat(&[*l]));
+    }
+    p.append_to_rank(r)
+}
+
+/// `tile_to_shape(block, shape, order)`: repeats `block` (padded to `rank(shape)`) as a
+/// `blocked_product` with the tiles ordered by `order` (`None`: column-major), until it has the
+/// target `shape`, then coalesces mode by mode.
+///
+/// Admissible when each mode size of the block divides the target's ([`LayoutError::NotDivisible`]).
+///
+/// Post-conditions:
+/// - `rank(R) == rank(shape)`, `size(mode i of R) == size(mode i of shape)`
+/// - `R` restricted to the first tile is `block` (as a function of its coordinates)
+pub const fn tile_to_shape(
+    block: &Layout,
+    shape: &IntTuple,
+    order: Option<&IntTuple>,
+) -> Result<Layout> {
+    tri!(shape.check_shape());
+    let r = shape.rank();
+    if block.rank() > r {
+        return Err(LayoutError::RankMismatch {
+            expected: r,
+            found: block.rank(),
+        });
+    }
+    let pb = tri!(pad(block, r));
+    let bs = tri!(pb.shape().product_each());
+    let ts = tri!(shape.product_each());
+    let (bl, tl) = (bs.leaves(), ts.leaves());
+    let mut ps = [0i64; MAX_LEAVES];
+    let mut i = 0;
+    while i < r {
+        if tl[i] % bl[i] != 0 {
+            return Err(LayoutError::NotDivisible {
+                value: tl[i],
+                by: bl[i],
+            });
+        }
+        ps[i] = tl[i] / bl[i];
+        i += 1;
+    }
+    let prod_shape = tri!(IntTuple::from_ints(ps.split_at(r).0));
+    let tiles = match order {
+        Some(o) => tri!(Layout::ordered(prod_shape, *o)),
+        None => tri!(Layout::col_major(prod_shape)),
+    };
+    coalesce_profile(&tri!(blocked_product(&pb, &tiles)), &prod_shape)
+}
