@@ -14,27 +14,37 @@ use crate::tri;
 /// and then keeping the first `s` elements.
 ///
 /// Admissible when, for each mode `a` of coalesced `A` (but the last) that `B` still reaches, with
-/// the stride `r` of `B` left at that point:
-/// - stride divisibility: `a % r == 0 || r % a == 0` (or all of `B`'s remaining elements fall
-///   inside the mode, `(rest - 1) * r < a`), else [`LayoutError::StrideDivisibility`];
-/// - shape divisibility: when `a / r` elements are left of the mode and `B` needs `rest` more than
-///   that, `rest % (a / r) == 0`, else [`LayoutError::ShapeDivisibility`].
+/// the stride `r` and shape `n` of `B` left at that point:
+/// - stride divisibility: `a % r == 0 || r % a == 0`, else [`LayoutError::StrideDivisibility`];
+/// - shape divisibility: with `k = a / r` elements left of the mode, `k % n == 0 || n % k == 0`,
+///   else [`LayoutError::ShapeDivisibility`].
+///
+/// When `B` is a single integral mode `s:d`, a mode that holds all of `B`'s remaining elements
+/// needs neither condition (`(n - 1) * r < a`): `A` is linear there. When `B` has several modes,
+/// the conditions are what makes `A` linear over the union of their images, so that
+/// `A o (B0, B1) == (A o B0, A o B1)` for an injective `B` (for a non-injective `B`, as in CuTe, the
+/// result is that by-mode layout, which can differ from `A(B(i))` where `B`'s modes overlap).
 ///
 /// Post-conditions (seed 003):
 /// - `compatible(B, R)`: `R` has the shape of `B` up to size-1 modes and coalesced leaves
 ///   (`size(R) == size(B)`, and each mode `i` of `B` has `size(mode i of R) == size(mode i of B)`)
-/// - `R(i) == A(B(i))` for all `0 <= i < size(B)`
+/// - `R(i) == A(B(i))` for all `0 <= i < size(B)` with `B(i) < size(A)` (past its domain, `A`'s
+///   last mode is taken as extended, as CuTe does), when `B` is injective or integral
 pub const fn composition(a: &Layout, b: &Layout) -> Result<Layout> {
+    compose(a, b, true)
+}
+
+const fn compose(a: &Layout, b: &Layout, whole: bool) -> Result<Layout> {
     if b.shape().is_tuple() {
         let mut r = Layout::empty();
         let mut i = 0;
         while i < b.rank() {
-            tri!(r.push(&tri!(composition(a, &tri!(b.get(i))))));
+            tri!(r.push(&tri!(compose(a, &tri!(b.get(i)), false))));
             i += 1;
         }
         return Ok(r);
     }
-    compose_integral(a, b.shapes()[0], b.strides()[0])
+    compose_integral(a, b.shapes()[0], b.strides()[0], whole)
 }
 
 /// `composition(A, <B0, B1, ...>)`: mode `i` of `A` composed with `B_i`, the modes past the tiler's
@@ -79,8 +89,8 @@ const fn mul(a: i64, b: i64) -> Result<i64> {
     }
 }
 
-/// `A o s:d` for an integral `B = s:d`.
-const fn compose_integral(a: &Layout, s: i64, d: i64) -> Result<Layout> {
+/// `A o s:d` for an integral `B = s:d`; `whole` when `s:d` is all of `B`.
+const fn compose_integral(a: &Layout, s: i64, d: i64, whole: bool) -> Result<Layout> {
     if d == 0 {
         return Layout::int(s, 0);
     }
@@ -110,7 +120,8 @@ const fn compose_integral(a: &Layout, s: i64, d: i64) -> Result<Layout> {
             } else {
                 avail
             };
-            if rest_shape % take != 0 {
+            let divides = avail % rest_shape == 0 || rest_shape % avail == 0;
+            if !(divides || (whole && rest_shape < avail)) {
                 return Err(LayoutError::ShapeDivisibility {
                     shape: avail,
                     rest: rest_shape,
@@ -121,7 +132,7 @@ const fn compose_integral(a: &Layout, s: i64, d: i64) -> Result<Layout> {
             m += 1;
             rest_shape /= take;
             rest_stride = 1;
-        } else if (rest_shape - 1) * rest_stride < sh {
+        } else if whole && (rest_shape - 1) * rest_stride < sh {
             // neither divides, but all of B's remaining elements lie in this mode
             rs[m] = rest_shape;
             rd[m] = tri!(mul(sign * rest_stride, ast[i]));

@@ -10,11 +10,11 @@ use core::fmt;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[allow(missing_docs)] // the fields are the numbers named in each variant's doc
 pub enum LayoutError {
-    /// Composition `A o s:d`: a mode `a` of coalesced `A` and the remaining stride `r` of `B` must
-    /// satisfy `a % r == 0 || r % a == 0`, unless all remaining elements of `B` fall inside that mode.
+    /// Composition `A o B`: a mode `a` of coalesced `A` and the remaining stride `r` of a mode of `B`
+    /// must satisfy `a % r == 0 || r % a == 0` (see [`crate::composition`]).
     StrideDivisibility { shape: i64, stride: i64 },
-    /// Composition `A o s:d`: once `B`'s stride is divided out of mode `a`, the `k` elements left of
-    /// that mode must divide the remaining shape `r` of `B` when `r > k` (`r % k == 0`).
+    /// Composition `A o B`: once `B`'s stride is divided out of a mode of `A`, the `k` elements left
+    /// of that mode and the remaining shape `n` of `B` must satisfy `k % n == 0 || n % k == 0`.
     ShapeDivisibility { shape: i64, rest: i64 },
     /// An intermediate value left the range of `i64`.
     Overflow,
@@ -56,7 +56,7 @@ impl LayoutError {
                 "stride divisibility condition violated: shape % stride == 0 or stride % shape == 0"
             }
             Self::ShapeDivisibility { .. } => {
-                "shape divisibility condition violated: the rest of B's shape must be a multiple of what A's mode has left"
+                "shape divisibility condition violated: what is left of A's mode and of B's shape must divide one another"
             }
             Self::Overflow => "integer overflow",
             Self::RankMismatch { .. } => "ranks do not match",
@@ -86,8 +86,8 @@ impl fmt::Display for LayoutError {
             ),
             Self::ShapeDivisibility { shape, rest } => write!(
                 f,
-                "shape divisibility condition violated: {rest} elements remain but the mode has {shape} \
-                 (need {rest} % {shape} == 0)"
+                "shape divisibility condition violated: {rest} elements of B remain, the mode of A has \
+                 {shape} (need {shape} % {rest} == 0 or {rest} % {shape} == 0)"
             ),
             Self::RankMismatch { expected, found } => {
                 write!(f, "ranks do not match: expected {expected}, found {found}")
@@ -132,6 +132,16 @@ macro_rules! tri {
 /// use layout_core::{const_ok, Layout};
 /// const SMEM: Layout = const_ok!(Layout::parse("(8,64):(64,1)"));
 /// assert_eq!(SMEM.size(), 512);
+/// ```
+///
+/// An inadmissible constant layout does not compile:
+/// ```compile_fail
+/// use layout_core::{composition, const_ok, Layout};
+/// // 6 % 5 != 0 and 5 % 6 != 0: the stride divisibility condition fails at compile time
+/// const BAD: Layout = const_ok!(composition(
+///     &const_ok!(Layout::parse("(6,2):(8,2)")),
+///     &const_ok!(Layout::parse("(4,3):(5,1)")),
+/// ));
 /// ```
 #[macro_export]
 macro_rules! const_ok {

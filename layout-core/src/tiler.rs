@@ -16,6 +16,7 @@ pub const MAX_TILER_MODES: usize = 4;
 
 /// What a divide, product or composition is taken with.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[allow(clippy::large_enum_variant)] // no allocation: both variants live inline, by design
 pub enum Tiler {
     /// One layout, applied to the whole (1-D) layout.
     Layout(Layout),

@@ -1,0 +1,551 @@
+//! The layout calculator behind `tessel eval` and `tessel show`: CuTe's notation in, CuTe's
+//! notation out, every operation computed by `layout-core`.
+//!
+//! Grammar (whitespace is free):
+//! ```text
+//! expr   := call | tiler | swz | tuple [':' tuple]
+//! call   := NAME ['<' INT '>'] '(' [expr {',' expr}] ')'
+//! tiler  := '<' (expr | '_') {',' (expr | '_')} '>'
+//! swz    := 'Sw<' INT ',' INT ',' INT '>' 'o' [INT 'o'] expr
+//! tuple  := INT | '_' | '_'INT | '(' tuple {',' tuple} ')'
+//! ```
+//! A bare shape is its column-major layout where a layout is wanted, a by-mode tiler where a tiler
+//! is wanted, and its size where an integer cotarget is wanted.
+
+use layout_core::*;
+use std::fmt::{self, Write as _};
+
+/// A value of the calculator.
+#[derive(Clone, Debug, PartialEq)]
+#[allow(clippy::large_enum_variant)] // short-lived values of one expression
+pub enum Value {
+    /// A plain integer.
+    Int(i64),
+    /// A shape or coordinate without strides.
+    Tuple(IntTuple),
+    /// `shape:stride`.
+    Layout(Layout),
+    /// `<L0, L1, ...>`.
+    Tiler(Tiler),
+    /// `Sw<B,M,S> o offset o L`.
+    Composed(ComposedLayout),
+    /// `offset o layout` (the result of slicing with an offset).
+    Offset(i64, Layout),
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Int(v) => write!(f, "{v}"),
+            Value::Tuple(t) => write!(f, "{t}"),
+            Value::Layout(l) => write!(f, "{l}"),
+            Value::Tiler(t) => write!(f, "{t}"),
+            Value::Composed(c) => write!(f, "{c}"),
+            Value::Offset(o, l) => write!(f, "{o} o {l}"),
+        }
+    }
+}
+
+type R<T> = std::result::Result<T, String>;
+
+fn err(e: LayoutError) -> String {
+    e.to_string()
+}
+
+/// Evaluates one expression; the `Err` is the reason, ready to print after `error: `.
+pub fn eval(src: &str) -> R<Value> {
+    let mut p = Parser {
+        b: src.as_bytes(),
+        pos: 0,
+    };
+    let v = p.expr()?;
+    p.ws();
+    if p.pos != p.b.len() {
+        return Err(format!(
+            "unexpected '{}' at byte {}",
+            p.b[p.pos] as char, p.pos
+        ));
+    }
+    Ok(v)
+}
+
+/// Evaluates one line and formats the answer as `tessel eval` prints it.
+pub fn eval_line(src: &str) -> String {
+    match eval(src) {
+        Ok(v) => v.to_string(),
+        Err(e) => format!("error: {e}"),
+    }
+}
+
+struct Parser<'a> {
+    b: &'a [u8],
+    pos: usize,
+}
+
+impl Parser<'_> {
+    fn ws(&mut self) {
+        while self.pos < self.b.len() && self.b[self.pos].is_ascii_whitespace() {
+            self.pos += 1;
+        }
+    }
+    fn peek(&mut self) -> Option<u8> {
+        self.ws();
+        self.b.get(self.pos).copied()
+    }
+    fn eat(&mut self, c: u8) -> R<()> {
+        if self.peek() == Some(c) {
+            self.pos += 1;
+            Ok(())
+        } else {
+            Err(format!("expected '{}' at byte {}", c as char, self.pos))
+        }
+    }
+    fn int(&mut self) -> R<i64> {
+        self.ws();
+        let (t, end) = IntTuple::parse_at(self.b, self.pos).map_err(err)?;
+        if !t.is_int() || t.is_hole() {
+            return Err(format!("expected an integer at byte {}", self.pos));
+        }
+        self.pos = end;
+        Ok(t.value())
+    }
+
+    fn expr(&mut self) -> R<Value> {
+        match self.peek() {
+            None => Err("empty expression".into()),
+            Some(c) if c.is_ascii_alphabetic() => self.call(),
+            Some(b'<') => self.tiler(),
+            Some(_) => {
+                let (t, end) = IntTuple::parse_at(self.b, self.pos).map_err(err)?;
+                self.pos = end;
+                if self.peek() == Some(b':') {
+                    self.pos += 1;
+                    self.ws();
+                    let (d, end) = IntTuple::parse_at(self.b, self.pos).map_err(err)?;
+                    self.pos = end;
+                    return Ok(Value::Layout(Layout::new(t, d).map_err(err)?));
+                }
+                if t.is_int() && !t.is_hole() {
+                    Ok(Value::Int(t.value()))
+                } else {
+                    Ok(Value::Tuple(t))
+                }
+            }
+        }
+    }
+
+    fn tiler(&mut self) -> R<Value> {
+        self.eat(b'<')?;
+        let mut modes = Vec::new();
+        loop {
+            self.ws();
+            let hole = self.b.get(self.pos) == Some(&b'_')
+                && !self.b.get(self.pos + 1).is_some_and(|c| c.is_ascii_digit());
+            if hole {
+                self.pos += 1;
+                modes.push(None);
+            } else {
+                modes.push(Some(to_layout(&self.expr()?)?));
+            }
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b'>') => {
+                    self.pos += 1;
+                    break;
+                }
+                _ => return Err(format!("expected ',' or '>' at byte {}", self.pos)),
+            }
+        }
+        Ok(Value::Tiler(Tiler::by_mode(&modes).map_err(err)?))
+    }
+
+    fn call(&mut self) -> R<Value> {
+        let start = self.pos;
+        while self.pos < self.b.len()
+            && (self.b[self.pos].is_ascii_alphanumeric() || self.b[self.pos] == b'_')
+        {
+            self.pos += 1;
+        }
+        let name = std::str::from_utf8(&self.b[start..self.pos])
+            .unwrap()
+            .to_string();
+        let mut targ = None;
+        if self.b.get(self.pos) == Some(&b'<') {
+            self.pos += 1;
+            if name == "Sw" {
+                let (bb, m) = (self.int()?, {
+                    self.eat(b',')?;
+                    self.int()?
+                });
+                self.eat(b',')?;
+                let s = self.int()?;
+                self.eat(b'>')?;
+                return self.swizzled(Swizzle::new(bb, m, s).map_err(err)?);
+            }
+            targ = Some(self.int()?);
+            self.eat(b'>')?;
+        }
+        self.eat(b'(')?;
+        let mut args = Vec::new();
+        if self.peek() == Some(b')') {
+            self.pos += 1;
+        } else {
+            loop {
+                args.push(self.expr()?);
+                match self.peek() {
+                    Some(b',') => self.pos += 1,
+                    Some(b')') => {
+                        self.pos += 1;
+                        break;
+                    }
+                    _ => return Err(format!("expected ',' or ')' at byte {}", self.pos)),
+                }
+            }
+        }
+        apply(&name, targ, &args)
+    }
+
+    /// After `Sw<B,M,S>`: `o [OFFSET o] LAYOUT`.
+    fn swizzled(&mut self, sw: Swizzle) -> R<Value> {
+        self.ws();
+        self.eat(b'o')?;
+        let first = self.expr()?;
+        let (offset, inner) = match (first, self.peek()) {
+            (Value::Int(o), Some(b'o')) => {
+                self.pos += 1;
+                (o, self.expr()?)
+            }
+            (v, _) => (0, v),
+        };
+        let layout = to_layout(&inner)?;
+        Ok(Value::Composed(ComposedLayout {
+            swizzle: sw,
+            offset,
+            layout,
+        }))
+    }
+}
+
+/// A value used where a layout is wanted.
+pub fn to_layout(v: &Value) -> R<Layout> {
+    match v {
+        Value::Layout(l) => Ok(*l),
+        Value::Tuple(t) => Layout::col_major(*t).map_err(err),
+        Value::Int(n) => Layout::int(*n, 1).map_err(err),
+        other => Err(format!("expected a layout, found {other}")),
+    }
+}
+
+fn to_tiler(v: &Value) -> R<Tiler> {
+    match v {
+        Value::Tiler(t) => Ok(*t),
+        Value::Layout(l) => Ok(Tiler::Layout(*l)),
+        Value::Tuple(t) => Tiler::shape(t).map_err(err),
+        Value::Int(n) => Ok(Tiler::Layout(Layout::int(*n, 1).map_err(err)?)),
+        other => Err(format!("expected a tiler, found {other}")),
+    }
+}
+
+fn to_tuple(v: &Value) -> R<IntTuple> {
+    match v {
+        Value::Tuple(t) => Ok(*t),
+        Value::Int(n) => Ok(IntTuple::int(*n)),
+        other => Err(format!("expected a tuple, found {other}")),
+    }
+}
+
+fn to_int(v: &Value) -> R<i64> {
+    match v {
+        Value::Int(n) => Ok(*n),
+        Value::Tuple(t) => t.size().map_err(err),
+        other => Err(format!("expected an integer, found {other}")),
+    }
+}
+
+fn arity(name: &str, args: &[Value], lo: usize, hi: usize) -> R<()> {
+    if args.len() < lo || args.len() > hi {
+        let want = if lo == hi {
+            format!("{lo}")
+        } else {
+            format!("{lo} to {hi}")
+        };
+        return Err(format!(
+            "{name} takes {want} arguments, {} given",
+            args.len()
+        ));
+    }
+    Ok(())
+}
+
+type Tiled = fn(&Layout, &Tiler) -> layout_core::Result<Layout>;
+
+fn tiled_op(name: &str) -> Option<Tiled> {
+    Some(match name {
+        "logical_divide" => logical_divide_tiler,
+        "zipped_divide" => zipped_divide,
+        "tiled_divide" => tiled_divide,
+        "flat_divide" => flat_divide,
+        "logical_product" => logical_product_tiler,
+        "zipped_product" => zipped_product,
+        "tiled_product" => tiled_product,
+        "flat_product" => flat_product,
+        _ => return None,
+    })
+}
+
+/// Applies the operation `name` (with an optional template argument, `get<1>(L)`).
+pub fn apply(name: &str, targ: Option<i64>, args: &[Value]) -> R<Value> {
+    use Value::{Composed, Int, Offset, Tuple};
+    let lay = |i: usize| to_layout(&args[i]);
+    let ok = |r: layout_core::Result<Layout>| r.map(Value::Layout).map_err(err);
+    // divides apply to a swizzled layout's inner layout: they are compositions A o X
+    if let Some(f) = tiled_op(name) {
+        arity(name, args, 2, 2)?;
+        let t = to_tiler(&args[1])?;
+        if let Composed(c) = &args[0] {
+            if name.ends_with("divide") {
+                let inner = f(&c.layout, &t).map_err(err)?;
+                return Ok(Composed(ComposedLayout {
+                    layout: inner,
+                    ..*c
+                }));
+            }
+        }
+        return ok(f(&lay(0)?, &t));
+    }
+    match name {
+        "size" | "cosize" | "rank" | "depth" => {
+            arity(name, args, 1, 1)?;
+            let target = match (targ, &args[0]) {
+                (Some(i), Composed(c)) => Composed(c.get(i as usize).map_err(err)?),
+                (Some(i), v) => Value::Layout(to_layout(v)?.get(i as usize).map_err(err)?),
+                (None, v) => v.clone(),
+            };
+            Ok(Int(match (name, &target) {
+                ("size", Composed(c)) => c.size(),
+                ("cosize", Composed(c)) => c.cosize(),
+                ("rank", Composed(c)) => c.layout.rank() as i64,
+                ("depth", Composed(c)) => c.layout.depth() as i64,
+                ("size", Tuple(t)) => t.size().map_err(err)?,
+                ("rank", Tuple(t)) => t.rank() as i64,
+                ("depth", Tuple(t)) => t.depth() as i64,
+                ("size", v) => to_layout(v)?.size(),
+                ("cosize", v) => to_layout(v)?.cosize(),
+                ("rank", v) => to_layout(v)?.rank() as i64,
+                (_, v) => to_layout(v)?.depth() as i64,
+            }))
+        }
+        "shape" | "stride" => {
+            arity(name, args, 1, 1)?;
+            let mut l = lay(0)?;
+            if let Some(i) = targ {
+                l = l.get(i as usize).map_err(err)?;
+            }
+            Ok(Tuple(if name == "shape" {
+                l.shape()
+            } else {
+                l.stride()
+            }))
+        }
+        "get" | "layout" => {
+            let i = match (targ, args.len()) {
+                (Some(i), 1) => i,
+                (None, 2) => to_int(&args[1])?,
+                _ => {
+                    return Err(format!(
+                        "{name} takes a layout and a mode: {name}<I>(L) or {name}(L, I)"
+                    ))
+                }
+            };
+            if i < 0 {
+                return Err(format!("mode index {i} is negative"));
+            }
+            match &args[0] {
+                Composed(c) => Ok(Composed(c.get(i as usize).map_err(err)?)),
+                Tuple(t) if name == "get" => Ok(Tuple(t.get(i as usize).map_err(err)?)),
+                v => ok(to_layout(v)?.get(i as usize)),
+            }
+        }
+        "make_layout" => {
+            if args.len() == 2
+                && matches!(args[0], Tuple(_) | Int(_))
+                && matches!(args[1], Tuple(_) | Int(_))
+            {
+                return ok(Layout::new(to_tuple(&args[0])?, to_tuple(&args[1])?));
+            }
+            if args.len() == 1 {
+                return ok(Ok(lay(0)?));
+            }
+            let ls = (0..args.len()).map(lay).collect::<R<Vec<_>>>()?;
+            ok(Layout::concat(&ls))
+        }
+        "make_layout_right" | "make_layout_row_major" => {
+            arity(name, args, 1, 1)?;
+            ok(Layout::row_major(to_tuple(&args[0])?))
+        }
+        "make_ordered_layout" => {
+            arity(name, args, 2, 2)?;
+            ok(Layout::ordered(to_tuple(&args[0])?, to_tuple(&args[1])?))
+        }
+        "append" => {
+            arity(name, args, 2, 2)?;
+            ok(lay(0)?.append(&lay(1)?))
+        }
+        "flatten" => {
+            arity(name, args, 1, 1)?;
+            match &args[0] {
+                Tuple(t) => Ok(Tuple(t.flatten())),
+                v => ok(Ok(to_layout(v)?.flatten())),
+            }
+        }
+        "crd2idx" => {
+            arity(name, args, 2, 2)?;
+            let c = to_tuple(&args[1])?;
+            match &args[0] {
+                Composed(cl) => Ok(Int(cl.crd2idx(&c).map_err(err)?)),
+                v => Ok(Int(to_layout(v)?.crd2idx(&c).map_err(err)?)),
+            }
+        }
+        "idx2crd" => {
+            arity(name, args, 2, 2)?;
+            let l = lay(0)?;
+            let i = to_int(&args[1])?;
+            if i < 0 || i >= l.size() {
+                return Err(format!("index {i} outside the domain [0, {})", l.size()));
+            }
+            Ok(Tuple(l.idx2crd(i)))
+        }
+        "slice" | "slice_and_offset" | "dice" => {
+            arity(name, args, 2, 2)?;
+            let c = to_tuple(&args[1])?;
+            if let Composed(cl) = &args[0] {
+                return Ok(Composed(cl.slice(&c).map_err(err)?));
+            }
+            let l = lay(0)?;
+            match name {
+                "dice" => ok(l.dice(&c)),
+                "slice" => ok(l.slice(&c).map(|(s, _)| s)),
+                _ => {
+                    let (s, o) = l.slice(&c).map_err(err)?;
+                    Ok(Offset(o, s))
+                }
+            }
+        }
+        "coalesce" | "filter" => {
+            arity(name, args, 1, 2)?;
+            let l = lay(0)?;
+            let r = match (name, args.get(1)) {
+                ("coalesce", None) => coalesce(&l),
+                (_, None) => filter(&l),
+                ("coalesce", Some(p)) => coalesce_profile(&l, &to_tuple(p)?),
+                (_, Some(p)) => filter_profile(&l, &to_tuple(p)?),
+            };
+            ok(r)
+        }
+        "composition" => {
+            arity(name, args, 2, 2)?;
+            let t = to_tiler(&args[1])?;
+            match &args[0] {
+                Composed(c) => Ok(Composed(c.compose_tiler(&t).map_err(err)?)),
+                v => ok(composition_tiler(&to_layout(v)?, &t)),
+            }
+        }
+        "complement" => {
+            arity(name, args, 1, 2)?;
+            let l = lay(0)?;
+            match args.get(1) {
+                None => ok(complement_default(&l)),
+                Some(m) => ok(complement(&l, to_int(m)?)),
+            }
+        }
+        "right_inverse" => {
+            arity(name, args, 1, 1)?;
+            ok(right_inverse(&lay(0)?))
+        }
+        "left_inverse" => {
+            arity(name, args, 1, 1)?;
+            ok(left_inverse(&lay(0)?))
+        }
+        "blocked_product" | "raked_product" => {
+            arity(name, args, 2, 2)?;
+            let f = if name == "blocked_product" {
+                blocked_product
+            } else {
+                raked_product
+            };
+            ok(f(&lay(0)?, &lay(1)?))
+        }
+        "tile_to_shape" => {
+            arity(name, args, 2, 3)?;
+            let order = args.get(2).map(to_tuple).transpose()?;
+            ok(tile_to_shape(
+                &lay(0)?,
+                &to_tuple(&args[1])?,
+                order.as_ref(),
+            ))
+        }
+        "shape_div" | "shape_mod" => {
+            arity(name, args, 2, 2)?;
+            let s = to_tuple(&args[0])?;
+            let d = to_int(&args[1])?;
+            let r = if name == "shape_div" {
+                s.shape_div(d)
+            } else {
+                s.shape_mod(d)
+            };
+            Ok(Tuple(r.map_err(err)?))
+        }
+        _ => Err(format!("unknown operation '{name}'")),
+    }
+}
+
+/// The layout as a 2-D table of its indices, rows over mode 0 and columns over mode 1, as CuTe's
+/// `print_layout` draws it. A rank-1 layout is one column.
+pub fn show(l: &Layout) -> R<String> {
+    let (rows, cols) = match l.rank() {
+        1 => (l.size(), 1),
+        2 => (l.get(0).map_err(err)?.size(), l.get(1).map_err(err)?.size()),
+        r => {
+            return Err(format!(
+                "show draws layouts of rank 1 or 2, this one has rank {r}"
+            ))
+        }
+    };
+    if rows * cols > 1 << 16 {
+        return Err(format!("{rows}x{cols} is too large to draw"));
+    }
+    let at = |m: i64, n: i64| l.call(m + n * rows);
+    let mut widest = 1;
+    for m in 0..rows {
+        for n in 0..cols {
+            widest = widest.max(at(m, n).to_string().len());
+        }
+    }
+    let w = widest + 2;
+    let mut out = String::new();
+    writeln!(out, "{l}").unwrap();
+    let rule = |out: &mut String| {
+        out.push_str("    ");
+        for _ in 0..cols {
+            out.push('+');
+            out.push_str(&"-".repeat(w));
+        }
+        out.push_str("+\n");
+    };
+    out.push_str("    ");
+    for n in 0..cols {
+        write!(out, " {n:>width$} ", width = w - 1).unwrap();
+    }
+    out.push('\n');
+    for m in 0..rows {
+        rule(&mut out);
+        write!(out, "{m:>2}  ").unwrap();
+        for n in 0..cols {
+            write!(out, "|{:>width$}", at(m, n), width = w - 1).unwrap();
+            out.push(' ');
+        }
+        out.push_str("|\n");
+    }
+    rule(&mut out);
+    Ok(out)
+}
