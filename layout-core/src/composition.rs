@@ -19,7 +19,8 @@ use crate::tri;
 /// - shape divisibility: with `k = a / r` elements left of the mode, `k % n == 0 || n % k == 0`,
 ///   else [`LayoutError::ShapeDivisibility`].
 ///
-/// When `B` is a single integral mode `s:d`, a mode that holds all of `B`'s remaining elements
+/// When `B` is a single integral mode `s:d` (or has one leaf of size > 1 and stride != 0), a mode
+/// that holds all of `B`'s remaining elements
 /// needs neither condition (`(n - 1) * r < a`): `A` is linear there. When `B` has several modes,
 /// the conditions are what makes `A` linear over the union of their images, so that
 /// `A o (B0, B1) == (A o B0, A o B1)` for an injective `B` (for a non-injective `B`, as in CuTe, the
@@ -31,7 +32,17 @@ use crate::tri;
 /// - `R(i) == A(B(i))` for all `0 <= i < size(B)` with `B(i) < size(A)` (past its domain, `A`'s
 ///   last mode is taken as extended, as CuTe does), when `B` is injective or integral
 pub const fn composition(a: &Layout, b: &Layout) -> Result<Layout> {
-    compose(a, b, true)
+    // B acts as one integral mode when at most one of its leaves moves (size > 1, stride != 0)
+    let (s, d) = (b.shapes(), b.strides());
+    let mut moving = 0;
+    let mut i = 0;
+    while i < s.len() {
+        if s[i] > 1 && d[i] != 0 {
+            moving += 1;
+        }
+        i += 1;
+    }
+    compose(a, b, moving <= 1)
 }
 
 const fn compose(a: &Layout, b: &Layout, whole: bool) -> Result<Layout> {
@@ -39,7 +50,7 @@ const fn compose(a: &Layout, b: &Layout, whole: bool) -> Result<Layout> {
         let mut r = Layout::empty();
         let mut i = 0;
         while i < b.rank() {
-            tri!(r.push(&tri!(compose(a, &tri!(b.get(i)), false))));
+            tri!(r.push(&tri!(compose(a, &tri!(b.get(i)), whole))));
             i += 1;
         }
         return Ok(r);

@@ -316,6 +316,19 @@ impl Layout {
         r
     }
 
+    /// `L(c)` for a flat natural coordinate given leaf by leaf: `sum_k c_k * d_k` (no checks; the
+    /// cheap form for kernels).
+    #[inline]
+    pub const fn dot(&self, c: &[i64]) -> i64 {
+        let mut r = 0;
+        let mut k = 0;
+        while k < c.len() && k < self.shape.num_leaves() {
+            r += c[k] * self.stride[k];
+            k += 1;
+        }
+        r
+    }
+
     /// `L(c)` for a coordinate congruent with, or coarser than, the shape (`crd2idx`).
     pub const fn crd2idx(&self, c: &IntTuple) -> Result<i64> {
         let nat = tri!(natural_coord(&self.shape, c, false));

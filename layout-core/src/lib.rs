@@ -30,6 +30,9 @@ pub use int_tuple::{IntTuple, MAX_LEAVES, MAX_TOKENS};
 mod layout;
 pub use layout::Layout;
 
+mod flat;
+pub use flat::FlatLayout;
+
 mod tiler;
 pub use tiler::{Tiler, MAX_TILER_MODES};
 

@@ -467,3 +467,24 @@ fn const_layouts_are_computed_by_the_compiler() {
         "((3,(2,4)),(3,(2,2))):((177,(13,2)),(59,(26,1)))"
     );
 }
+
+proptest! {
+    #![proptest_config(cfg())]
+
+    #[test]
+    fn flat_layout_is_the_same_function(s in prop::collection::vec(1i64..=7, 3), d in prop::collection::vec(0i64..=50, 3)) {
+        let f = FlatLayout::<3>::new([s[0], s[1], s[2]], [d[0], d[1], d[2]]).unwrap();
+        let l = f.to_layout().unwrap();
+        prop_assert_eq!(FlatLayout::<3>::from_layout(&l).unwrap(), f);
+        prop_assert_eq!(f.size(), l.size());
+        for i in 0..l.size() {
+            let c = l.idx2crd(i);
+            let c = [c.leaves()[0], c.leaves()[1], c.leaves()[2]];
+            prop_assert!(f.contains(c));
+            prop_assert_eq!(f.dot(c), l.call(i));
+        }
+        prop_assert!(!f.contains([s[0], 0, 0]));
+        let r = FlatLayout::<3>::row_major([s[0], s[1], s[2]]).unwrap();
+        prop_assert_eq!(r.to_layout().unwrap(), Layout::row_major(IntTuple::from_ints(&s).unwrap()).unwrap());
+    }
+}
