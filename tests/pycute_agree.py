@@ -196,7 +196,8 @@ def gen(rng):
                 return all(r(i) == a(b(i)) for i in range(size(b)) if b(i) < size(a))
             return True
         # with two or more moving leaves, tessel asks the divisibility conditions of each mode
-        post.strict = sum(1 for x, y in zip(flatten(b.shape), flatten(b.stride)) if x > 1 and y != 0) > 1
+        post.strict = (sum(1 for x, y in zip(flatten(b.shape), flatten(b.stride)) if x > 1 and y != 0) > 1
+                       and cosize(b) > flatten(coalesce(a).shape)[0])
         return f"composition({fmt(a)},{fmt(b)})", lambda: composition(a, b), post
     if op == "composition_tiler":
         a = rand_layout(rng, pow2=True, rank_min=2)

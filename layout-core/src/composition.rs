@@ -4,7 +4,7 @@ use crate::coalesce::{coalesce, from_flat};
 use crate::error::{LayoutError, Result};
 use crate::int_tuple::MAX_LEAVES;
 use crate::layout::Layout;
-use crate::tiler::Tiler;
+use crate::tiler::{by_mode, Splitter, Tiler};
 use crate::tri;
 
 /// `composition(A, B)`: the layout `R` with `R(c) == A(B(c))`, shaped like `B`.
@@ -19,8 +19,9 @@ use crate::tri;
 /// - shape divisibility: with `k = a / r` elements left of the mode, `k % n == 0 || n % k == 0`,
 ///   else [`LayoutError::ShapeDivisibility`].
 ///
-/// When `B` is a single integral mode `s:d` (or has one leaf of size > 1 and stride != 0), a mode
-/// that holds all of `B`'s remaining elements
+/// When `B` is a single integral mode `s:d` (or has one leaf of size > 1 and stride != 0, or its
+/// whole image lies in the first mode of coalesced `A`), a mode that holds all of `B`'s remaining
+/// elements
 /// needs neither condition (`(n - 1) * r < a`): `A` is linear there. When `B` has several modes,
 /// the conditions are what makes `A` linear over the union of their images, so that
 /// `A o (B0, B1) == (A o B0, A o B1)` for an injective `B` (for a non-injective `B`, as in CuTe, the
@@ -42,7 +43,18 @@ pub const fn composition(a: &Layout, b: &Layout) -> Result<Layout> {
         }
         i += 1;
     }
-    compose(a, b, moving <= 1)
+    // ... or when all of B's image lies in the first mode of coalesced A, where A is linear
+    let mut inside = false;
+    if let Ok(fa) = coalesce(a) {
+        let mut nonneg = true;
+        let mut k = 0;
+        while k < d.len() {
+            nonneg = nonneg && d[k] >= 0;
+            k += 1;
+        }
+        inside = nonneg && b.cosize() <= fa.shapes()[0];
+    }
+    compose(a, b, moving <= 1 || inside)
 }
 
 const fn compose(a: &Layout, b: &Layout, whole: bool) -> Result<Layout> {
@@ -64,33 +76,7 @@ const fn compose(a: &Layout, b: &Layout, whole: bool) -> Result<Layout> {
 /// Post-conditions: `rank(R) == rank(A)` for a by-mode tiler; mode `i` of `R` is
 /// `composition(mode i of A, B_i)`.
 pub const fn composition_tiler(a: &Layout, t: &Tiler) -> Result<Layout> {
-    match t {
-        Tiler::Layout(b) => composition(a, b),
-        Tiler::ByMode { n, modes } => {
-            if a.rank() < *n {
-                return Err(LayoutError::RankMismatch {
-                    expected: *n,
-                    found: a.rank(),
-                });
-            }
-            let mut r = Layout::empty();
-            let mut i = 0;
-            while i < a.rank() {
-                let m = tri!(a.get(i));
-                let m = if i < *n {
-                    match &modes[i] {
-                        Some(b) => tri!(composition(&m, b)),
-                        None => m,
-                    }
-                } else {
-                    m
-                };
-                tri!(r.push(&m));
-                i += 1;
-            }
-            Ok(r)
-        }
-    }
+    by_mode(a, t, Splitter::Compose)
 }
 
 const fn mul(a: i64, b: i64) -> Result<i64> {

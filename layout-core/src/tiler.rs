@@ -3,6 +3,7 @@
 //! A shape `(s0, s1, ...)` used as a tiler means `<s0:1, s1:1, ...>`; a mode written `_` leaves
 //! the corresponding mode of the tiled layout whole.
 
+use crate::composition::composition;
 use crate::divide::logical_divide;
 use crate::error::{LayoutError, Result};
 use crate::int_tuple::{skip_ws, IntTuple};
@@ -180,15 +181,17 @@ impl fmt::Display for Tiler {
     }
 }
 
-/// The 1-D operation a tiler applies mode by mode (`const` code cannot call function pointers).
+/// The operation a tiler applies mode by mode (`const` code cannot call function pointers).
 #[derive(Clone, Copy)]
 pub(crate) enum Splitter {
+    Compose,
     Divide,
     Product,
 }
 
 const fn split(f: Splitter, a: &Layout, b: &Layout) -> Result<Layout> {
     match f {
+        Splitter::Compose => composition(a, b),
         Splitter::Divide => logical_divide(a, b),
         Splitter::Product => logical_product(a, b),
     }
