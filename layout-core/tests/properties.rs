@@ -40,7 +40,7 @@ fn layout_of(shapes: Vec<i64>, strides: Vec<i64>, cuts: Vec<usize>) -> Layout {
     Layout::from_parts(nest(&shapes, &cuts), &strides).unwrap()
 }
 
-/// Any layout: shapes 1..=6, strides -? no: 0..=24.
+/// Any layout: shapes 1..=6, strides 0..=24.
 fn any_layout() -> impl Strategy<Value = Layout> {
     (1usize..=4)
         .prop_flat_map(|n| {
