@@ -1,1 +1,169 @@
-fn main() {}
+//! Builds the device crate `gpu/` to PTX with rustc's NVPTX backend and embeds it: `src/ptx.rs`
+//! includes `$OUT_DIR/ptx.rs`, a table of (arch, PTX text).
+//!
+//! - Archs: `TESSEL_ARCH` (comma-separated `sm_XX`, default `sm_90`).
+//! - Toolchain: the pinned nightly below, with `rust-src` (`-Zbuild-std=core`); `scripts/setup.sh`
+//!   installs it. Without it the build stops with the command that installs it.
+//! - The PTX is rustc's `--emit=asm` output. The NVPTX link step would need `llvm-bitcode-linker`,
+//!   which is not available: `scripts/nvptx-no-link.sh`, a linker that does nothing, keeps the
+//!   build clean.
+//! - Cached: the nested build has its own target directory per arch (`gpu/target/<arch>`), so
+//!   `core` is built once; this script reruns only when the device sources change.
+//! - `TESSEL_NO_PTX=1` builds without PTX (the CPU parts work; GPU commands say what is missing).
+
+use std::env;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const NIGHTLY: &str = "nightly-2026-05-20";
+
+fn main() {
+    let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
+    let out = PathBuf::from(env::var("OUT_DIR").unwrap());
+    for p in [
+        "gpu/src",
+        "gpu/Cargo.toml",
+        "gpu/Cargo.lock",
+        "layout-core/src",
+        "layout-core/Cargo.toml",
+        "scripts/nvptx-no-link.sh",
+    ] {
+        println!("cargo:rerun-if-changed={p}");
+    }
+    println!("cargo:rerun-if-env-changed=TESSEL_ARCH");
+    println!("cargo:rerun-if-env-changed=TESSEL_NO_PTX");
+
+    let mut table = String::from(
+        "/// (arch, PTX) for every arch built.\npub const PTX: &[(&str, &str)] = &[\n",
+    );
+    if env::var("TESSEL_NO_PTX").is_ok_and(|v| v == "1") {
+        println!("cargo:warning=TESSEL_NO_PTX=1: built without PTX; GPU commands will not run");
+    } else {
+        let archs = env::var("TESSEL_ARCH").unwrap_or_else(|_| "sm_90".into());
+        for arch in archs.split(',').map(str::trim).filter(|a| !a.is_empty()) {
+            if let Err(e) = check_arch(arch) {
+                fail(&e);
+            }
+            match build_ptx(&root, arch) {
+                Ok(ptx) => {
+                    let dst = out.join(format!("tessel_{arch}.ptx"));
+                    std::fs::copy(&ptx, &dst).expect("copy the PTX into OUT_DIR");
+                    writeln!(
+                        table,
+                        "    (\"{arch}\", include_str!({:?})),",
+                        dst.display()
+                    )
+                    .unwrap();
+                }
+                Err(e) => fail(&e),
+            }
+        }
+    }
+    table.push_str("];\n");
+    std::fs::write(out.join("ptx.rs"), table).expect("write ptx.rs");
+}
+
+fn fail(msg: &str) -> ! {
+    eprintln!("\n{msg}\n");
+    std::process::exit(1)
+}
+
+fn check_arch(arch: &str) -> Result<(), String> {
+    match arch.strip_prefix("sm_").map(|n| n.parse::<u32>()) {
+        Some(Ok(n)) if n >= 70 => Ok(()),
+        _ => Err(format!(
+            "TESSEL_ARCH: '{arch}' is not an arch the kernels support (sm_70 or newer, e.g. sm_90)"
+        )),
+    }
+}
+
+/// `cargo +NIGHTLY rustc --release --target nvptx64-nvidia-cuda -Zbuild-std=core --crate-type
+/// cdylib -- --emit=asm -C target-cpu=ARCH`, in `gpu/`; returns the `.s` file (the PTX).
+fn build_ptx(root: &Path, arch: &str) -> Result<PathBuf, String> {
+    let gpu = root.join("gpu");
+    let target_dir = gpu.join("target").join(arch);
+    let linker = root.join("scripts/nvptx-no-link.sh");
+    let mut cmd = Command::new("rustup");
+    cmd.args([
+        "run",
+        NIGHTLY,
+        "cargo",
+        "rustc",
+        "--quiet",
+        "--locked",
+        "--release",
+    ])
+    .args([
+        "--target",
+        "nvptx64-nvidia-cuda",
+        "-Zbuild-std=core",
+        "--crate-type",
+        "cdylib",
+    ])
+    .arg("--target-dir")
+    .arg(&target_dir)
+    .args(["--", "--emit=asm", &format!("-Ctarget-cpu={arch}")])
+    .arg(format!("-Clinker={}", linker.display()))
+    .current_dir(&gpu);
+    // This build script runs inside cargo: keep the outer build's settings out of the inner one.
+    for (k, _) in env::vars_os() {
+        let k = k.to_string_lossy().into_owned();
+        let keep = [
+            "CARGO_HOME",
+            "CARGO_REGISTRIES_",
+            "CARGO_REGISTRY_",
+            "CARGO_SOURCE_",
+            "CARGO_NET_",
+            "CARGO_HTTP_",
+        ]
+        .iter()
+        .any(|p| k.starts_with(p));
+        let outer = k.starts_with("CARGO")
+            || k.starts_with("__CARGO")
+            || k.starts_with("RUSTC")
+            || k.starts_with("RUSTDOC")
+            || matches!(
+                k.as_str(),
+                "RUSTFLAGS"
+                    | "RUSTUP_TOOLCHAIN"
+                    | "TARGET"
+                    | "HOST"
+                    | "OUT_DIR"
+                    | "OPT_LEVEL"
+                    | "PROFILE"
+                    | "DEBUG"
+                    | "NUM_JOBS"
+            );
+        if outer && !keep {
+            cmd.env_remove(&k);
+        }
+    }
+    let installed = Command::new("rustup")
+        .args(["run", NIGHTLY, "rustc", "--version"])
+        .env_remove("RUSTUP_TOOLCHAIN")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !installed {
+        return Err(format!(
+            "tessel builds its GPU kernels with the pinned toolchain {NIGHTLY}, which is not installed.\n\
+             Install it with:\n    bash scripts/setup.sh\n\
+             or:\n    rustup toolchain install {NIGHTLY} --profile minimal --component rust-src,llvm-tools\n\
+             (or set TESSEL_NO_PTX=1 to build without the kernels)"
+        ));
+    }
+    let o = cmd
+        .output()
+        .map_err(|e| format!("could not run rustup: {e}"))?;
+    if !o.status.success() {
+        return Err(format!(
+            "building gpu/ to PTX for {arch} failed:\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        ));
+    }
+    let ptx = target_dir.join("nvptx64-nvidia-cuda/release/deps/tessel_gpu.s");
+    if !ptx.exists() {
+        return Err(format!("the PTX {} was not written", ptx.display()));
+    }
+    Ok(ptx)
+}

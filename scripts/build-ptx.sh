@@ -12,7 +12,7 @@ fi
 # The PTX is the `--emit=asm` output; the link step that would follow needs llvm-bitcode-linker,
 # which is not available: a linker that does nothing keeps the build clean.
 LINKER="$PWD/scripts/nvptx-no-link.sh"
-(cd gpu && cargo +"$NIGHTLY" rustc --quiet --release --target nvptx64-nvidia-cuda -Zbuild-std=core \
+(cd gpu && cargo +"$NIGHTLY" rustc --quiet --release --crate-type cdylib --target nvptx64-nvidia-cuda -Zbuild-std=core \
    --target-dir "target/$ARCH" -- --emit=asm -C target-cpu="$ARCH" -C linker="$LINKER")
 PTX="gpu/target/$ARCH/nvptx64-nvidia-cuda/release/deps/tessel_gpu.s"
 echo "$PTX"

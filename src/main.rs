@@ -3,13 +3,29 @@
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
 
+mod gpu_cli;
+
 const USAGE: &str = "\
 usage: tessel <command> [args]
 
   eval [EXPR]     evaluate layout-algebra expressions: EXPR, or one per line from stdin
                   e.g. tessel eval 'composition((6,2):(8,2),(4,3):(3,1))'
   show LAYOUT     draw a rank-1 or rank-2 layout as a table of its indices
+  ptx [--arch sm_XX]
+                  print the embedded PTX (built for TESSEL_ARCH, default sm_90)
+  run KERNEL [SIZES] [--dtype f32|f16|bf16|all] [--smem pad|swizzle|all] [--seed N]
+                  fresh random input, poisoned output: the kernel on the GPU against the host
+                  execution of the same partitioning code; one line per check. KERNEL is
+                    copy [N]                     (default N = 1000003)
+                    transpose [ROWS COLS]        (default 1031 2053)
+                    all                          every kernel, dtype and tile at ragged and large sizes
+                  Without a GPU, runs the host executions and exits with status 3.
+  bench [copy|transpose|all] [--reps N]
+                  median GPU time (CUDA events) of each kernel beside cuMemcpyDtoD of the
+                  same bytes, in the same run
   help            this text
+
+Exit status: 0 all passed, 1 a check failed, 2 bad arguments, 3 no GPU (or no PTX for it).
 ";
 
 fn main() -> ExitCode {
@@ -18,6 +34,9 @@ fn main() -> ExitCode {
     match cmd {
         "eval" => eval(&args[1..]),
         "show" => show(&args[1..]),
+        "ptx" => gpu_cli::ptx(&args[1..]),
+        "run" => gpu_cli::run(&args[1..]),
+        "bench" => gpu_cli::bench(&args[1..]),
         "help" | "-h" | "--help" => {
             print!("{USAGE}");
             ExitCode::SUCCESS

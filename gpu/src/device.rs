@@ -1,5 +1,5 @@
 //! A small device module: thread and block indices, barriers, dynamic shared memory, 128-bit
-//! vector accesses.
+//! vector accesses and warp shuffles. Everything that cannot misbehave is a safe function.
 
 use core::arch::asm;
 use core::arch::nvptx;
@@ -8,11 +8,6 @@ use core::arch::nvptx;
 #[inline(always)]
 pub fn thread_x() -> i64 {
     unsafe { nvptx::_thread_idx_x() as i64 }
-}
-/// `threadIdx.y`.
-#[inline(always)]
-pub fn thread_y() -> i64 {
-    unsafe { nvptx::_thread_idx_y() as i64 }
 }
 /// `blockIdx.x`.
 #[inline(always)]
@@ -30,16 +25,23 @@ pub fn grid_x() -> i64 {
     unsafe { nvptx::_grid_dim_x() as i64 }
 }
 
-/// `__syncthreads()`: every thread of the block must reach it.
+/// `__syncthreads()`. Every thread of the block must reach it; if one does not, the block hangs
+/// (a barrier cannot corrupt memory, so this is safe).
 #[inline(always)]
 pub fn sync_threads() {
     unsafe { nvptx::_syncthreads() }
 }
 
-/// Ends the kernel with an error the host sees at the next synchronisation.
+/// Ends the kernel with an error the host sees at its next synchronisation.
 #[inline(always)]
 pub fn trap() -> ! {
     unsafe { asm!("trap;", options(noreturn)) }
+}
+
+/// The block's dynamic shared memory as `T`s; the launch sets its size.
+#[inline(always)]
+pub fn dynamic_smem<T>() -> *mut T {
+    core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<T>()
 }
 
 /// 16 bytes, aligned as a 128-bit access needs.
@@ -47,7 +49,10 @@ pub fn trap() -> ! {
 #[repr(C, align(16))]
 pub struct V4(pub [u32; 4]);
 
-/// `ld.global.v4.u32` from `p`, which must be 16-byte aligned and valid.
+/// `ld.global.nc.v4.u32` (through the read-only cache).
+///
+/// # Safety
+/// `p` must be 16-byte aligned, valid for 16 bytes, and not written during the kernel.
 #[inline(always)]
 pub unsafe fn load_v4(p: *const u32) -> V4 {
     let (a, b, c, d): (u32, u32, u32, u32);
@@ -57,11 +62,38 @@ pub unsafe fn load_v4(p: *const u32) -> V4 {
     V4([a, b, c, d])
 }
 
-/// `st.global.v4.u32` to `p`, which must be 16-byte aligned and valid.
+/// `st.global.v4.u32`.
+///
+/// # Safety
+/// `p` must be 16-byte aligned and valid for 16 bytes.
 #[inline(always)]
 pub unsafe fn store_v4(p: *mut u32, v: V4) {
     let [a, b, c, d] = v.0;
     asm!("st.global.v4.u32 [{p}], {{{a}, {b}, {c}, {d}}};",
          p = in(reg64) p, a = in(reg32) a, b = in(reg32) b, c = in(reg32) c, d = in(reg32) d,
          options(nostack, preserves_flags));
+}
+
+/// `shfl.sync.bfly.b32` over the full warp: the value of lane `lane ^ mask`. Every lane of the
+/// warp must call it together (all 32 lanes take part).
+#[inline(always)]
+pub fn shfl_xor(v: f32, mask: u32) -> f32 {
+    let r: f32;
+    unsafe {
+        asm!("shfl.sync.bfly.b32 {r}, {v}, {m}, 0x1f, 0xffffffff;",
+             r = out(reg32) r, v = in(reg32) v, m = in(reg32) mask,
+             options(pure, nomem, nostack, preserves_flags));
+    }
+    r
+}
+
+/// The sum of `v` over the warp, in every lane (butterfly reduction).
+#[inline(always)]
+pub fn warp_sum(mut v: f32) -> f32 {
+    let mut m = 16;
+    while m > 0 {
+        v += shfl_xor(v, m);
+        m /= 2;
+    }
+    v
 }

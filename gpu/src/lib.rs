@@ -1,13 +1,36 @@
-//! tessel's device crate: kernels whose every index comes from `layout-core`, compiled to PTX by
-//! rustc's NVPTX backend (see the root `build.rs`).
+//! tessel's kernels. Each kernel's partitioning — which thread moves which element, through which
+//! shared-memory slot — is a plain function over `layout-core` layouts, generic over how memory is
+//! reached ([`copy::CopyMem`], [`transpose::TransposeMem`]). The PTX entry points in `kernels`
+//! call those functions with device memory; the host calls the very same functions with host
+//! memory, for every block and thread, to produce the expected output and to check that the
+//! threads' writes cover it exactly once.
+//!
+//! On `nvptx64` this crate is built to PTX by rustc's NVPTX backend (see the root `build.rs`); on
+//! any other target it is an ordinary `no_std` library.
 #![no_std]
-#![feature(abi_ptx, stdarch_nvptx, asm_experimental_arch, core_intrinsics, gpu_intrinsics, gpu_launch_sized_workgroup_mem)]
-#![allow(internal_features)]
-#![allow(clippy::missing_safety_doc)]
+#![cfg_attr(
+    target_arch = "nvptx64",
+    feature(
+        abi_ptx,
+        stdarch_nvptx,
+        asm_experimental_arch,
+        core_intrinsics,
+        gpu_intrinsics,
+        gpu_launch_sized_workgroup_mem
+    )
+)]
+#![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
+#![warn(missing_docs)]
 
+pub mod copy;
+pub mod transpose;
+
+#[cfg(target_arch = "nvptx64")]
 pub mod device;
+#[cfg(target_arch = "nvptx64")]
 pub mod kernels;
 
+#[cfg(target_arch = "nvptx64")]
 #[panic_handler]
 fn panic(_: &core::panic::PanicInfo) -> ! {
     device::trap()

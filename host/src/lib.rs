@@ -1,5 +1,9 @@
-//! tessel's host side: the layout calculator, and (with a driver) PTX loading, launches and the
-//! host executions of the kernels.
+//! tessel's host side: the layout calculator, the CUDA runtime, and the host executions of the
+//! kernels (the kernels' own partitioning code run on the CPU).
 #![warn(missing_docs)]
 
 pub mod calc;
+pub mod elem;
+pub mod exec;
+pub mod gpu;
+pub mod jobs;

@@ -1,0 +1,142 @@
+//! Host executions of the kernels: the kernels' own partitioning functions (`tessel_gpu::copy`,
+//! `tessel_gpu::transpose`) run on the CPU for every block and thread, with host memory in place of
+//! global and shared memory. Each produces the output the device must produce, and counts how often
+//! every output element was written: the threads must cover the output exactly once.
+
+use tessel_gpu::copy;
+use tessel_gpu::copy::{CopyMem, VecCopy};
+use tessel_gpu::transpose::{Problem, SmemTile, TransposeMem, THREADS as TRANSPOSE_THREADS};
+
+/// What a host execution produced.
+#[derive(Debug, Clone)]
+pub struct Run<T> {
+    /// The output.
+    pub out: Vec<T>,
+    /// How many times each output element was written.
+    pub writes: Vec<u32>,
+}
+
+impl<T> Run<T> {
+    /// The first output element not written exactly once, with its count.
+    pub fn coverage_error(&self) -> Option<(usize, u32)> {
+        self.writes
+            .iter()
+            .position(|&w| w != 1)
+            .map(|i| (i, self.writes[i]))
+    }
+}
+
+/// Host memory for a copy thread; out-of-range offsets panic (slice indexing), which a test sees.
+struct HostCopy<'a, T> {
+    src: &'a [T],
+    dst: &'a mut [T],
+    writes: &'a mut [u32],
+    vec: usize,
+}
+
+impl<T: Copy + Default> CopyMem for HostCopy<'_, T> {
+    type Vec = [T; 8];
+    unsafe fn load_vec(&mut self, off: i64) -> [T; 8] {
+        let o = off as usize;
+        assert_eq!(
+            o % self.vec,
+            0,
+            "vector access at {o} is not aligned to {}",
+            self.vec
+        );
+        let mut v = [T::default(); 8];
+        v[..self.vec].copy_from_slice(&self.src[o..o + self.vec]);
+        v
+    }
+    unsafe fn store_vec(&mut self, off: i64, v: [T; 8]) {
+        let o = off as usize;
+        self.dst[o..o + self.vec].copy_from_slice(&v[..self.vec]);
+        self.writes[o..o + self.vec]
+            .iter_mut()
+            .for_each(|w| *w += 1);
+    }
+    unsafe fn copy_elem(&mut self, off: i64) {
+        let o = off as usize;
+        self.dst[o] = self.src[o];
+        self.writes[o] += 1;
+    }
+}
+
+/// The copy kernel on the host, with `grid` blocks of `copy::THREADS` threads; `dst` starts as
+/// `poison`.
+pub fn copy<T: Copy + Default>(src: &[T], grid: i64, poison: T) -> Run<T> {
+    let n = src.len();
+    let mut out = vec![poison; n];
+    let mut writes = vec![0u32; n];
+    let mut m = HostCopy {
+        src,
+        dst: &mut out,
+        writes: &mut writes,
+        vec: VecCopy::<T>::VEC as usize,
+    };
+    for block in 0..grid {
+        for t in 0..copy::THREADS {
+            // SAFETY: host memory; any out-of-range access panics.
+            unsafe { VecCopy::<T>::thread(&mut m, n as i64, block, grid, t) };
+        }
+    }
+    Run { out, writes }
+}
+
+/// Host memory for a transpose thread: the block's shared tile is a vector of `S::ELEMS`.
+struct HostTranspose<'a, T> {
+    src: &'a [T],
+    dst: &'a mut [T],
+    writes: &'a mut [u32],
+    smem: Vec<Option<T>>,
+}
+
+impl<T: Copy> TransposeMem for HostTranspose<'_, T> {
+    type E = T;
+    unsafe fn load_global(&mut self, off: i64) -> T {
+        self.src[off as usize]
+    }
+    unsafe fn store_global(&mut self, off: i64, v: T) {
+        self.dst[off as usize] = v;
+        self.writes[off as usize] += 1;
+    }
+    unsafe fn load_shared(&mut self, off: i64) -> T {
+        self.smem[off as usize].unwrap_or_else(|| panic!("shared slot {off} read before written"))
+    }
+    unsafe fn store_shared(&mut self, off: i64, v: T) {
+        let slot = &mut self.smem[off as usize];
+        assert!(slot.is_none(), "shared slot {off} written twice");
+        *slot = Some(v);
+    }
+}
+
+/// The transpose kernel on the host, shared tile `S`: every block runs phase 1 for all its
+/// threads, then (the barrier) phase 2. Shared slots written twice or read unwritten panic.
+pub fn transpose<T: Copy, S: SmemTile>(src: &[T], rows: i64, cols: i64, poison: T) -> Run<T> {
+    let p = Problem::new(rows, cols).expect("positive extents");
+    assert_eq!(src.len() as i64, rows * cols, "input size");
+    let mut out = vec![poison; src.len()];
+    let mut writes = vec![0u32; src.len()];
+    let mut m = HostTranspose {
+        src,
+        dst: &mut out,
+        writes: &mut writes,
+        smem: Vec::new(),
+    };
+    let (gx, gy) = p.grid();
+    for by in 0..gy {
+        for bx in 0..gx {
+            m.smem = vec![None; S::ELEMS as usize];
+            // SAFETY: host memory; any out-of-range access panics.
+            unsafe {
+                for t in 0..TRANSPOSE_THREADS {
+                    p.load_tile::<S, _>(&mut m, bx, by, t);
+                }
+                for t in 0..TRANSPOSE_THREADS {
+                    p.store_tile::<S, _>(&mut m, bx, by, t);
+                }
+            }
+        }
+    }
+    Run { out, writes }
+}

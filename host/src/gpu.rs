@@ -1,0 +1,328 @@
+//! The CUDA runtime, on `cudarc`'s driver API loaded at run time: a machine without a driver or a
+//! GPU gets [`GpuError::NoDriver`] / [`GpuError::NoDevice`], and everything else still works.
+//!
+//! [`Gpu`] holds a context, a stream and the module of the embedded PTX for the device's arch.
+//! [`DeviceTensor`] is a typed device buffer that carries its `layout-core` layout; each kernel's
+//! launcher checks the layouts it is given and every driver call's result.
+
+use std::fmt;
+use std::sync::Arc;
+
+use cudarc::driver::{
+    sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError, LaunchConfig,
+    PushKernelArg,
+};
+use layout_core::Layout;
+use tessel_gpu::copy::{self, VecCopy};
+use tessel_gpu::transpose::{self, Problem, SmemTile};
+
+use crate::elem::Elem;
+
+/// Why a GPU operation did not happen.
+#[derive(Debug)]
+pub enum GpuError {
+    /// The CUDA driver library (`libcuda.so`) could not be loaded.
+    NoDriver,
+    /// The driver found no device (or not the one asked for).
+    NoDevice(String),
+    /// No PTX was built for an arch this device runs.
+    NoPtx {
+        /// The device's arch.
+        arch: String,
+        /// The archs built.
+        built: Vec<String>,
+    },
+    /// A driver call failed.
+    Driver {
+        /// What was being done.
+        what: String,
+        /// The driver's error.
+        err: DriverError,
+    },
+    /// The arguments do not fit the kernel.
+    Invalid(String),
+}
+
+impl fmt::Display for GpuError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GpuError::NoDriver => {
+                write!(f, "no GPU: the CUDA driver (libcuda.so) is not installed")
+            }
+            GpuError::NoDevice(why) => write!(f, "no GPU: {why}"),
+            GpuError::NoPtx { arch, built } => write!(
+                f,
+                "no PTX for this GPU ({arch}): built for {} (rebuild with TESSEL_ARCH={arch})",
+                if built.is_empty() {
+                    "none".to_string()
+                } else {
+                    built.join(", ")
+                }
+            ),
+            GpuError::Driver { what, err } => write!(f, "{what}: {err}"),
+            GpuError::Invalid(why) => write!(f, "invalid arguments: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for GpuError {}
+
+/// `Result` with [`GpuError`].
+pub type Result<T> = std::result::Result<T, GpuError>;
+
+trait Context<T> {
+    fn ctx(self, what: impl FnOnce() -> String) -> Result<T>;
+}
+impl<T> Context<T> for std::result::Result<T, DriverError> {
+    fn ctx(self, what: impl FnOnce() -> String) -> Result<T> {
+        self.map_err(|err| GpuError::Driver { what: what(), err })
+    }
+}
+
+/// A typed buffer in device memory and the layout that gives its elements' coordinates.
+pub struct DeviceTensor<T> {
+    buf: CudaSlice<T>,
+    layout: Layout,
+}
+
+impl<T> DeviceTensor<T> {
+    /// The layout.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+    /// Elements in the buffer (the layout's cosize).
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+    /// Is the buffer empty?
+    pub fn is_empty(&self) -> bool {
+        self.buf.len() == 0
+    }
+    /// The buffer.
+    pub fn buffer(&self) -> &CudaSlice<T> {
+        &self.buf
+    }
+}
+
+/// One device, its stream and the loaded kernels.
+pub struct Gpu {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    module: Arc<CudaModule>,
+    name: String,
+    arch: String,
+    sms: u32,
+}
+
+impl Gpu {
+    /// Opens device `ordinal` and loads the PTX built for the newest arch in `ptx` (pairs of
+    /// `sm_XX` and PTX text) that the device runs.
+    pub fn open(ordinal: usize, ptx: &[(&str, &str)]) -> Result<Self> {
+        // SAFETY: only probes whether the library loads.
+        if !unsafe { sys::is_culib_present() } {
+            return Err(GpuError::NoDriver);
+        }
+        let count = CudaContext::device_count()
+            .map_err(|e| GpuError::NoDevice(format!("the driver reports no device ({e})")))?;
+        if ordinal as i32 >= count {
+            return Err(GpuError::NoDevice(format!(
+                "device {ordinal} asked for, {count} present"
+            )));
+        }
+        let ctx = CudaContext::new(ordinal).ctx(|| format!("opening device {ordinal}"))?;
+        let (major, minor) = ctx
+            .compute_capability()
+            .ctx(|| "compute capability".into())?;
+        let cc = (major * 10 + minor) as u32;
+        let arch = format!("sm_{cc}");
+        let best = ptx
+            .iter()
+            .filter_map(|(a, p)| Some((a.strip_prefix("sm_")?.parse::<u32>().ok()?, *p)))
+            .filter(|(n, _)| *n <= cc)
+            .max_by_key(|(n, _)| *n);
+        let Some((_, text)) = best else {
+            return Err(GpuError::NoPtx {
+                arch,
+                built: ptx.iter().map(|(a, _)| a.to_string()).collect(),
+            });
+        };
+        let module = ctx
+            .load_module(cudarc::nvrtc::Ptx::from_src(text))
+            .ctx(|| format!("loading the PTX on {arch}"))?;
+        let name = ctx.name().ctx(|| "device name".into())?;
+        let sms = ctx
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .ctx(|| "multiprocessor count".into())? as u32;
+        // one stream, ordered: cudarc's per-buffer event tracking would only add work per launch
+        // SAFETY: every launch and copy of this type goes to the one stream.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx.default_stream();
+        Ok(Self {
+            ctx,
+            stream,
+            module,
+            name,
+            arch,
+            sms,
+        })
+    }
+
+    /// The device's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// `sm_XX`.
+    pub fn arch(&self) -> &str {
+        &self.arch
+    }
+    /// Multiprocessors.
+    pub fn sms(&self) -> u32 {
+        self.sms
+    }
+
+    fn function(&self, name: &str) -> Result<CudaFunction> {
+        self.module
+            .load_function(name)
+            .ctx(|| format!("kernel {name} in the PTX"))
+    }
+
+    /// Copies `host` to the device as a tensor of `layout` (`len == cosize(layout)`).
+    pub fn upload<T: Elem>(&self, host: &[T], layout: Layout) -> Result<DeviceTensor<T>> {
+        if host.len() as i64 != layout.cosize() {
+            return Err(GpuError::Invalid(format!(
+                "{} elements for layout {layout} of cosize {}",
+                host.len(),
+                layout.cosize()
+            )));
+        }
+        let buf = self
+            .stream
+            .clone_htod(host)
+            .ctx(|| "copy to the device".into())?;
+        Ok(DeviceTensor { buf, layout })
+    }
+    /// A tensor of `layout` with every element `fill`.
+    pub fn filled<T: Elem>(&self, layout: Layout, fill: T) -> Result<DeviceTensor<T>> {
+        self.upload(&vec![fill; layout.cosize() as usize], layout)
+    }
+    /// The tensor's buffer, copied to the host (waits for the stream).
+    pub fn download<T: Elem>(&self, t: &DeviceTensor<T>) -> Result<Vec<T>> {
+        self.stream
+            .clone_dtoh(&t.buf)
+            .ctx(|| "copy to the host".into())
+    }
+    /// Waits for the stream; reports any error a kernel raised.
+    pub fn sync(&self) -> Result<()> {
+        self.stream
+            .synchronize()
+            .ctx(|| "running the kernels".into())
+    }
+
+    /// `dst = src` with the `copy_<T>` kernel: both `n:1`.
+    pub fn copy<T: Elem>(&self, src: &DeviceTensor<T>, dst: &mut DeviceTensor<T>) -> Result<()> {
+        let n = src.layout.size();
+        let compact = Layout::int(n, 1).ok();
+        if compact.as_ref() != Some(&src.layout) || compact.as_ref() != Some(&dst.layout) {
+            return Err(GpuError::Invalid(format!(
+                "copy needs two compact vectors n:1 of the same n, got {} and {}",
+                src.layout, dst.layout
+            )));
+        }
+        let f = self.function(&format!("copy_{}", T::NAME))?;
+        let grid = VecCopy::<T>::grid(n, i64::from(self.sms) * 16) as u32;
+        let cfg = LaunchConfig {
+            grid_dim: (grid, 1, 1),
+            block_dim: (copy::THREADS as u32, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut b = self.stream.launch_builder(&f);
+        b.arg(&src.buf).arg(&mut dst.buf).arg(&n);
+        // SAFETY: the arguments match the kernel's signature; both buffers hold n elements.
+        unsafe { b.launch(cfg) }.ctx(|| format!("launching copy_{}", T::NAME))?;
+        Ok(())
+    }
+
+    /// `dst = src^T` with the `transpose_<S>_<T>` kernel: `src` `(rows,cols):(cols,1)`, `dst`
+    /// `(cols,rows):(rows,1)`.
+    pub fn transpose<T: Elem, S: SmemTile>(
+        &self,
+        src: &DeviceTensor<T>,
+        dst: &mut DeviceTensor<T>,
+    ) -> Result<()> {
+        let (rows, cols) = match (src.layout.get(0), src.layout.get(1)) {
+            (Ok(r), Ok(c)) if src.layout.rank() == 2 => (r.size(), c.size()),
+            _ => {
+                return Err(GpuError::Invalid(format!(
+                    "transpose needs a rank-2 input, got {}",
+                    src.layout
+                )))
+            }
+        };
+        let want_in = Layout::parse(&format!("({rows},{cols}):({cols},1)")).ok();
+        let want_out = Layout::parse(&format!("({cols},{rows}):({rows},1)")).ok();
+        if want_in.as_ref() != Some(&src.layout) || want_out.as_ref() != Some(&dst.layout) {
+            return Err(GpuError::Invalid(format!(
+                "transpose needs ({rows},{cols}):({cols},1) in and ({cols},{rows}):({rows},1) out, got {} and {}",
+                src.layout, dst.layout
+            )));
+        }
+        let p = Problem::new(rows, cols).ok_or_else(|| GpuError::Invalid("extents".into()))?;
+        let (gx, gy) = p.grid();
+        if gy > 65535 || gx > i64::from(u32::MAX) {
+            return Err(GpuError::Invalid(format!(
+                "{rows}x{cols} needs more blocks than a grid has"
+            )));
+        }
+        let name = format!("transpose_{}_{}", S::NAME, T::NAME);
+        let f = self.function(&name)?;
+        let cfg = LaunchConfig {
+            grid_dim: (gx as u32, gy as u32, 1),
+            block_dim: (transpose::THREADS as u32, 1, 1),
+            shared_mem_bytes: (S::ELEMS as usize * std::mem::size_of::<T>()) as u32,
+        };
+        let mut b = self.stream.launch_builder(&f);
+        b.arg(&src.buf).arg(&mut dst.buf).arg(&rows).arg(&cols);
+        // SAFETY: the arguments match the kernel's signature and the layouts were checked.
+        unsafe { b.launch(cfg) }.ctx(|| format!("launching {name}"))?;
+        Ok(())
+    }
+
+    /// `cuMemcpyDtoDAsync` of `src` into `dst` (the same length).
+    pub fn memcpy<T: Elem>(&self, src: &DeviceTensor<T>, dst: &mut DeviceTensor<T>) -> Result<()> {
+        if src.len() != dst.len() {
+            return Err(GpuError::Invalid(
+                "memcpy needs buffers of one length".into(),
+            ));
+        }
+        self.stream
+            .memcpy_dtod(&src.buf, &mut dst.buf)
+            .ctx(|| "device-to-device copy".into())
+    }
+
+    /// Times `f` with CUDA events: `warmup` untimed runs, then `reps` runs each between two events;
+    /// the milliseconds of each run, sorted.
+    pub fn time(
+        &self,
+        warmup: usize,
+        reps: usize,
+        mut f: impl FnMut() -> Result<()>,
+    ) -> Result<Vec<f64>> {
+        for _ in 0..warmup {
+            f()?;
+        }
+        self.sync()?;
+        let timing = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let mut ms = Vec::with_capacity(reps);
+        for _ in 0..reps {
+            let a = self.ctx.new_event(timing).ctx(|| "event".into())?;
+            let b = self.ctx.new_event(timing).ctx(|| "event".into())?;
+            a.record(&self.stream).ctx(|| "event record".into())?;
+            f()?;
+            b.record(&self.stream).ctx(|| "event record".into())?;
+            b.synchronize().ctx(|| "running the timed work".into())?;
+            ms.push(a.elapsed_ms(&b).ctx(|| "event time".into())? as f64);
+        }
+        ms.sort_by(f64::total_cmp);
+        Ok(ms)
+    }
+}

@@ -1,0 +1,233 @@
+//! What `tessel run` and `tessel bench` do for each kernel: fresh random input, a poisoned output,
+//! the device's result compared with the host execution of the same partitioning (which is itself
+//! checked against the definition and for exactly-once coverage), and timings beside a
+//! device-to-device copy of the same bytes.
+
+use layout_core::Layout;
+use tessel_gpu::copy::VecCopy;
+use tessel_gpu::transpose::{Padded, SmemTile, Swizzled};
+
+use crate::elem::{Elem, Rng};
+use crate::exec;
+use crate::gpu::{Gpu, GpuError, Result};
+
+/// The shared-memory tile of the transposes, as chosen by measurement (`docs/perf.md`).
+pub type DefaultSmem<T> = Swizzled<T>;
+
+/// The outcome of one check.
+#[derive(Debug, Clone)]
+pub struct Verdict {
+    /// Did everything agree?
+    pub ok: bool,
+    /// One line saying what was compared and what came out.
+    pub line: String,
+}
+
+fn first_mismatch<T: Elem>(a: &[T], b: &[T]) -> Option<(usize, usize)> {
+    let bad = a
+        .iter()
+        .zip(b)
+        .filter(|(x, y)| x.bits() != y.bits())
+        .count();
+    let first = a.iter().zip(b).position(|(x, y)| x.bits() != y.bits())?;
+    Some((first, bad))
+}
+
+/// Checks a host execution: exactly-once coverage and `want` (the definition), bit for bit.
+fn check_host<T: Elem>(run: &exec::Run<T>, want: &[T]) -> std::result::Result<(), String> {
+    if let Some((i, w)) = run.coverage_error() {
+        return Err(format!("host execution wrote element {i} {w} times"));
+    }
+    if let Some((i, bad)) = first_mismatch(&run.out, want) {
+        return Err(format!(
+            "host execution differs from the definition at {i} ({bad} elements): {:?} vs {:?}",
+            run.out[i], want[i]
+        ));
+    }
+    Ok(())
+}
+
+fn finish<T: Elem>(
+    what: String,
+    host: &exec::Run<T>,
+    want: &[T],
+    device: Option<Vec<T>>,
+) -> Verdict {
+    if let Err(e) = check_host(host, want) {
+        return Verdict {
+            ok: false,
+            line: format!("{what}: FAIL {e}"),
+        };
+    }
+    let n = want.len();
+    match device {
+        None => Verdict {
+            ok: true,
+            line: format!("{what}: host execution OK ({n} elements, each written exactly once, equal to the definition)"),
+        },
+        Some(dev) => match first_mismatch(&dev, &host.out) {
+            None => Verdict {
+                ok: true,
+                line: format!("{what}: PASS device = host execution, bit-exact ({n} elements, poisoned output all overwritten)"),
+            },
+            Some((i, bad)) => Verdict {
+                ok: false,
+                line: format!(
+                    "{what}: FAIL device differs from host at {i} ({bad} of {n} elements): {:?} vs {:?}{}",
+                    dev[i],
+                    host.out[i],
+                    if dev[i].bits() == T::poison().bits() { " (never written)" } else { "" }
+                ),
+            },
+        },
+    }
+}
+
+/// The copy of `n` random elements; on the device too when `gpu` is given.
+pub fn run_copy<T: Elem>(gpu: Option<&Gpu>, n: usize, rng: &mut Rng) -> Result<Verdict> {
+    if n == 0 {
+        return Err(GpuError::Invalid("copy needs n >= 1".into()));
+    }
+    let src: Vec<T> = rng.fill(n);
+    let grid = match gpu {
+        Some(g) => VecCopy::<T>::grid(n as i64, i64::from(g.sms()) * 16),
+        None => VecCopy::<T>::grid(n as i64, 132 * 16),
+    };
+    let host = exec::copy(&src, grid, T::poison());
+    let device = match gpu {
+        None => None,
+        Some(g) => {
+            let l = Layout::int(n as i64, 1).map_err(|e| GpuError::Invalid(e.to_string()))?;
+            let s = g.upload(&src, l)?;
+            let mut d = g.filled(l, T::poison())?;
+            g.copy(&s, &mut d)?;
+            g.sync()?;
+            Some(g.download(&d)?)
+        }
+    };
+    Ok(finish(
+        format!("copy {} n={n}", T::NAME),
+        &host,
+        &src,
+        device,
+    ))
+}
+
+/// The transpose of a random `rows x cols` matrix through shared tile `S`.
+pub fn run_transpose<T: Elem, S: SmemTile>(
+    gpu: Option<&Gpu>,
+    rows: usize,
+    cols: usize,
+    rng: &mut Rng,
+) -> Result<Verdict> {
+    if rows == 0 || cols == 0 {
+        return Err(GpuError::Invalid("transpose needs rows, cols >= 1".into()));
+    }
+    let src: Vec<T> = rng.fill(rows * cols);
+    let want: Vec<T> = (0..rows * cols)
+        .map(|k| {
+            let (j, i) = (k / rows, k % rows); // output (j, i) = input (i, j)
+            src[i * cols + j]
+        })
+        .collect();
+    let host = exec::transpose::<T, S>(&src, rows as i64, cols as i64, T::poison());
+    let device = match gpu {
+        None => None,
+        Some(g) => {
+            let lin = layouts(rows, cols)?;
+            let s = g.upload(&src, lin.0)?;
+            let mut d = g.filled(lin.1, T::poison())?;
+            g.transpose::<T, S>(&s, &mut d)?;
+            g.sync()?;
+            Some(g.download(&d)?)
+        }
+    };
+    let what = format!("transpose_{} {} {rows}x{cols}", S::NAME, T::NAME);
+    Ok(finish(what, &host, &want, device))
+}
+
+fn layouts(rows: usize, cols: usize) -> Result<(Layout, Layout)> {
+    let p = |s: String| Layout::parse(&s).map_err(|e| GpuError::Invalid(e.to_string()));
+    Ok((
+        p(format!("({rows},{cols}):({cols},1)"))?,
+        p(format!("({cols},{rows}):({rows},1)"))?,
+    ))
+}
+
+/// One benchmark result: a kernel and the device-to-device copy of the same bytes, timed in the
+/// same run.
+#[derive(Debug, Clone)]
+pub struct Timing {
+    /// The kernel and its size.
+    pub what: String,
+    /// Bytes read plus bytes written.
+    pub bytes: f64,
+    /// Median milliseconds of the kernel.
+    pub ms: f64,
+    /// Median milliseconds of `cuMemcpyDtoD` of the same bytes.
+    pub memcpy_ms: f64,
+    /// Spread of the kernel's runs: (fastest, slowest) milliseconds.
+    pub spread: (f64, f64),
+}
+
+impl Timing {
+    /// GB/s of the kernel (bytes read + written).
+    pub fn gbps(&self) -> f64 {
+        self.bytes / self.ms / 1e6
+    }
+    /// GB/s of the memcpy.
+    pub fn memcpy_gbps(&self) -> f64 {
+        self.bytes / self.memcpy_ms / 1e6
+    }
+    /// The kernel's bandwidth as a fraction of the memcpy's.
+    pub fn ratio(&self) -> f64 {
+        self.memcpy_ms / self.ms
+    }
+}
+
+fn median(ms: &[f64]) -> f64 {
+    ms[ms.len() / 2]
+}
+
+/// Times the copy of `n` elements and a memcpy of the same bytes.
+pub fn bench_copy<T: Elem>(g: &Gpu, n: usize, reps: usize, rng: &mut Rng) -> Result<Timing> {
+    let l = Layout::int(n as i64, 1).map_err(|e| GpuError::Invalid(e.to_string()))?;
+    let s = g.upload(&rng.fill::<T>(n), l)?;
+    let mut d = g.filled(l, T::poison())?;
+    let k = g.time(5, reps, || g.copy(&s, &mut d))?;
+    let m = g.time(5, reps, || g.memcpy(&s, &mut d))?;
+    Ok(Timing {
+        what: format!("copy_{} n={n}", T::NAME),
+        bytes: 2.0 * (n * std::mem::size_of::<T>()) as f64,
+        ms: median(&k),
+        memcpy_ms: median(&m),
+        spread: (k[0], k[k.len() - 1]),
+    })
+}
+
+/// Times the transpose of `rows x cols` through shared tile `S` and a memcpy of the same bytes.
+pub fn bench_transpose<T: Elem, S: SmemTile>(
+    g: &Gpu,
+    rows: usize,
+    cols: usize,
+    reps: usize,
+    rng: &mut Rng,
+) -> Result<Timing> {
+    let (lin, lout) = layouts(rows, cols)?;
+    let s = g.upload(&rng.fill::<T>(rows * cols), lin)?;
+    let mut d = g.filled(lout, T::poison())?;
+    let k = g.time(5, reps, || g.transpose::<T, S>(&s, &mut d))?;
+    let m = g.time(5, reps, || g.memcpy(&s, &mut d))?;
+    Ok(Timing {
+        what: format!("transpose_{}_{} {rows}x{cols}", S::NAME, T::NAME),
+        bytes: 2.0 * (rows * cols * std::mem::size_of::<T>()) as f64,
+        ms: median(&k),
+        memcpy_ms: median(&m),
+        spread: (k[0], k[k.len() - 1]),
+    })
+}
+
+/// Both shared-memory tiles, by name.
+pub fn smem_names() -> [&'static str; 2] {
+    [Padded::<f32>::NAME, Swizzled::<f32>::NAME]
+}
