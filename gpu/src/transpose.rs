@@ -24,6 +24,41 @@ pub const VALUES: i64 = TILE * TILE / THREADS;
 /// `tx + 32c`. Consecutive threads of a warp take consecutive columns of one row.
 pub const TV: Layout = const_ok!(Layout::parse("((32,8),(2,8)):((64,1),(2048,8))"));
 
+/// [`TV`] as two layouts into the tile's rows and columns: `TV(x) == ROWS(x) + 64 COLS(x)`, each
+/// leaf of `TV` moving along one coordinate only (what composing with an identity tensor gives in
+/// CuTe). Being layouts, each splits as `thread part + value part`: a thread computes its part
+/// once, and the value part is a constant in the unrolled loops.
+pub const ROWS: Layout = split(&TV, TILE, false);
+/// See [`ROWS`].
+pub const COLS: Layout = split(&TV, TILE, true);
+
+/// The row (`col == false`) or column part of `l` over a column-major `rows x _` codomain: leaf
+/// strides below `rows` move along rows, multiples of `rows` along columns. Evaluated at compile
+/// time: a layout that does not split is a compile error.
+const fn split(l: &Layout, rows: i64, col: bool) -> Layout {
+    let (s, d) = (l.shapes(), l.strides());
+    let mut out = [0i64; layout_core::MAX_LEAVES];
+    let mut reach = 0; // the largest row a coordinate reaches
+    let mut k = 0;
+    while k < d.len() {
+        let along_cols = d[k] % rows == 0;
+        if !along_cols {
+            reach += (s[k] - 1) * d[k];
+        }
+        out[k] = match (along_cols, col) {
+            (true, true) => d[k] / rows,
+            (false, false) => d[k],
+            _ => 0,
+        };
+        k += 1;
+    }
+    assert!(
+        reach < rows,
+        "a coordinate's row part reaches past the tile"
+    );
+    const_ok!(Layout::from_parts(l.shape(), out.split_at(d.len()).0))
+}
+
 /// Runs `$body` with `$v` bound to each of `0..16` in turn, unrolled: a register array indexed by
 /// a run-time value would go to local memory.
 macro_rules! unroll16 {
@@ -126,6 +161,24 @@ pub struct Problem {
     pub output: FlatLayout<2>,
 }
 
+/// The thread and value modes of [`ROWS`] and [`COLS`].
+const ROWS_T: Layout = const_ok!(ROWS.get(0));
+const ROWS_V: Layout = const_ok!(ROWS.get(1));
+const COLS_T: Layout = const_ok!(COLS.get(0));
+const COLS_V: Layout = const_ok!(COLS.get(1));
+
+/// Thread `t`'s part of its tile coordinates.
+#[inline(always)]
+const fn thread_part(t: i64) -> (i64, i64) {
+    (ROWS_T.call(t), COLS_T.call(t))
+}
+
+/// Value `v`'s part (a constant where `v` is).
+#[inline(always)]
+const fn value_part(v: i64) -> (i64, i64) {
+    (ROWS_V.call(v), COLS_V.call(v))
+}
+
 impl Problem {
     /// A `rows x cols` transpose; `None` when the extents are not positive or overflow.
     #[inline(always)]
@@ -145,7 +198,8 @@ impl Problem {
     }
 
     /// Phase 1 of thread `t` in block `(bx, by)`: its values of the input tile into shared memory,
-    /// all loads issued before the first store.
+    /// all loads issued before the first store. A tile wholly inside the input is moved without
+    /// predicates.
     ///
     /// # Safety
     /// `m` must reach the whole input and a shared tile of `S::ELEMS` elements.
@@ -157,23 +211,24 @@ impl Problem {
         by: i64,
         t: i64,
     ) {
-        let (r0, c0) = (by * TILE, bx * TILE);
-        let at = |v: i64| {
-            let x = TV.call(t + v * THREADS);
-            (x % TILE, x / TILE)
-        };
+        let (ti, tj) = thread_part(t);
+        // the thread's first element, in the input
+        let (i0, j0) = (by * TILE + ti, bx * TILE + tj);
+        let inside = self
+            .input
+            .contains([by * TILE + TILE - 1, bx * TILE + TILE - 1]);
+        let g0 = self.input.dot([i0, j0]);
         let mut regs: [Option<M::E>; VALUES as usize] = [None; VALUES as usize];
         unroll16!(v => {
-            let (i, j) = at(v);
-            let c = [r0 + i, c0 + j];
-            if self.input.contains(c) {
-                regs[v as usize] = Some(m.load_global(self.input.dot(c)));
+            let (vi, vj) = value_part(v);
+            if inside || self.input.contains([i0 + vi, j0 + vj]) {
+                regs[v as usize] = Some(m.load_global(g0 + self.input.dot([vi, vj])));
             }
         });
         unroll16!(v => {
             if let Some(e) = regs[v as usize] {
-                let (i, j) = at(v);
-                m.store_shared(S::offset(i, j), e);
+                let (vi, vj) = value_part(v);
+                m.store_shared(S::offset(ti + vi, tj + vj), e);
             }
         });
     }
@@ -191,14 +246,18 @@ impl Problem {
         by: i64,
         t: i64,
     ) {
-        let (r0, c0) = (bx * TILE, by * TILE);
+        let (ti, tj) = thread_part(t);
+        // the thread's first element, in the output
+        let (i0, j0) = (bx * TILE + ti, by * TILE + tj);
+        let inside = self
+            .output
+            .contains([bx * TILE + TILE - 1, by * TILE + TILE - 1]);
+        let g0 = self.output.dot([i0, j0]);
         unroll16!(v => {
-            let x = TV.call(t + v * THREADS);
-            let (i, j) = (x % TILE, x / TILE);
-            let c = [r0 + i, c0 + j];
-            if self.output.contains(c) {
-                let e = m.load_shared(S::offset(j, i));
-                m.store_global(self.output.dot(c), e);
+            let (vi, vj) = value_part(v);
+            if inside || self.output.contains([i0 + vi, j0 + vj]) {
+                let e = m.load_shared(S::offset(tj + vj, ti + vi));
+                m.store_global(g0 + self.output.dot([vi, vj]), e);
             }
         });
     }

@@ -1,0 +1,162 @@
+//! The kernels' partitioning, run on the CPU for every block and thread (no GPU needed): the
+//! threads' writes cover the output exactly once and give the definition's result, at random
+//! sizes and grids; and the layouts the kernels are built from have the properties the kernels
+//! rely on.
+
+use half::{bf16, f16};
+use host::elem::{Elem, Rng};
+use host::exec;
+use layout_core::{coalesce, left_inverse, Layout};
+use proptest::prelude::*;
+use tessel_gpu::copy::{VecCopy, THREADS as COPY_THREADS};
+use tessel_gpu::transpose::{Padded, SmemTile, Swizzled, COLS, ROWS, THREADS, TILE, TV, VALUES};
+
+fn copy_ok<T: Elem>(n: usize, grid: i64, seed: u64) -> Result<(), TestCaseError> {
+    let src: Vec<T> = Rng::new(seed).fill(n);
+    let run = exec::copy(&src, grid, T::poison());
+    prop_assert_eq!(run.coverage_error(), None, "n={} grid={}", n, grid);
+    prop_assert!(run.out.iter().zip(&src).all(|(a, b)| a.bits() == b.bits()));
+    Ok(())
+}
+
+fn transpose_ok<T: Elem, S: SmemTile>(
+    rows: usize,
+    cols: usize,
+    seed: u64,
+) -> Result<(), TestCaseError> {
+    let src: Vec<T> = Rng::new(seed).fill(rows * cols);
+    let run = exec::transpose::<T, S>(&src, rows as i64, cols as i64, T::poison());
+    prop_assert_eq!(run.coverage_error(), None, "{}x{}", rows, cols);
+    for i in 0..rows {
+        for j in 0..cols {
+            prop_assert_eq!(
+                run.out[j * rows + i].bits(),
+                src[i * cols + j].bits(),
+                "({}, {})",
+                i,
+                j
+            );
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn copy_covers_every_element_once(n in 1usize..40_000, grid in 1i64..12, seed: u64) {
+        copy_ok::<f32>(n, grid, seed)?;
+        copy_ok::<f16>(n, grid, seed)?;
+        copy_ok::<bf16>(n, grid, seed)?;
+    }
+
+    #[test]
+    fn transpose_covers_every_element_once(rows in 1usize..200, cols in 1usize..200, seed: u64) {
+        transpose_ok::<f32, Padded<f32>>(rows, cols, seed)?;
+        transpose_ok::<f32, Swizzled<f32>>(rows, cols, seed)?;
+        transpose_ok::<f16, Padded<f16>>(rows, cols, seed)?;
+        transpose_ok::<bf16, Swizzled<bf16>>(rows, cols, seed)?;
+    }
+}
+
+#[test]
+fn copy_at_tile_edges() {
+    let tile = VecCopy::<f32>::TILE as usize;
+    for n in [1, 3, 4, 5, tile - 1, tile, tile + 1, 3 * tile + 7] {
+        for grid in [1, 2, 5] {
+            copy_ok::<f32>(n, grid, n as u64).unwrap();
+        }
+    }
+    let tile16 = VecCopy::<f16>::TILE as usize;
+    for n in [7, 8, 9, tile16 - 1, tile16 + 1] {
+        copy_ok::<f16>(n, 3, n as u64).unwrap();
+    }
+}
+
+#[test]
+fn transpose_at_tile_edges() {
+    for (r, c) in [(1, 1), (64, 64), (65, 63), (128, 1), (1, 129), (200, 64)] {
+        transpose_ok::<f32, Swizzled<f32>>(r, c, 7).unwrap();
+        transpose_ok::<bf16, Padded<bf16>>(r, c, 7).unwrap();
+    }
+}
+
+/// `L` maps `0..size(L)` one-to-one onto `0..n`.
+fn is_bijection(l: &Layout, n: i64) -> bool {
+    let mut seen = vec![false; n as usize];
+    l.size() == n
+        && (0..l.size()).all(|x| {
+            let y = l.call(x);
+            (0..n).contains(&y) && !std::mem::replace(&mut seen[y as usize], true)
+        })
+}
+
+#[test]
+fn copy_tv_is_a_bijection_with_contiguous_vectors() {
+    for (tv, vec) in [(VecCopy::<f32>::TV, 4), (VecCopy::<f16>::TV, 8)] {
+        assert!(is_bijection(&tv, tv.size()), "{tv}");
+        // mode 0 (a thread's values) is one contiguous 128-bit vector
+        assert_eq!(coalesce(&tv.get(0).unwrap()), Layout::int(vec, 1));
+        assert_eq!(tv.get(1).unwrap().size(), COPY_THREADS);
+    }
+}
+
+#[test]
+fn transpose_tv_splits_into_rows_and_columns() {
+    assert_eq!(TV.size(), THREADS * VALUES);
+    assert!(is_bijection(&TV, TILE * TILE));
+    for x in 0..TV.size() {
+        assert_eq!(TV.call(x), ROWS.call(x) + TILE * COLS.call(x), "x = {x}");
+    }
+    // the left inverse takes a tile element back to its (thread, value)
+    let inv = left_inverse(&TV).unwrap();
+    for x in 0..TV.size() {
+        assert_eq!(inv.call(TV.call(x)), x);
+    }
+}
+
+/// The distinct 32-bit words `offs` touch (elements of `size` bytes), and the banks they lie in.
+fn words_and_banks(offs: impl Iterator<Item = i64>, size: i64) -> (usize, usize) {
+    let mut words: Vec<i64> = offs.map(|o| o * size / 4).collect();
+    words.sort();
+    words.dedup();
+    let mut banks: Vec<i64> = words.iter().map(|w| w % 32).collect();
+    banks.sort();
+    banks.dedup();
+    (words.len(), banks.len())
+}
+
+/// A shared tile is injective and inside `ELEMS`, and the 32 accesses of a warp — down a column
+/// (phase 2) or along a row (phase 1) — touch words in as many banks as words: no conflicts.
+fn smem_conflict_free<T, S: SmemTile>() {
+    let size = std::mem::size_of::<T>() as i64;
+    let mut seen = vec![false; S::ELEMS as usize];
+    for i in 0..TILE {
+        for j in 0..TILE {
+            let o = S::offset(i, j);
+            assert!((0..S::ELEMS).contains(&o), "{} ({i},{j}) -> {o}", S::NAME);
+            assert!(
+                !std::mem::replace(&mut seen[o as usize], true),
+                "{} not injective",
+                S::NAME
+            );
+        }
+    }
+    for a in 0..TILE {
+        for b0 in (0..TILE).step_by(32) {
+            let (w, b) = words_and_banks((0..32).map(|k| S::offset(b0 + k, a)), size);
+            assert_eq!(w, b, "{} column {a}: {w} words in {b} banks", S::NAME);
+            let (w, b) = words_and_banks((0..32).map(|k| S::offset(a, b0 + k)), size);
+            assert_eq!(w, b, "{} row {a}: {w} words in {b} banks", S::NAME);
+        }
+    }
+}
+
+#[test]
+fn shared_tiles_are_injective_and_conflict_free() {
+    smem_conflict_free::<f32, Padded<f32>>();
+    smem_conflict_free::<f32, Swizzled<f32>>();
+    smem_conflict_free::<f16, Padded<f16>>();
+    smem_conflict_free::<f16, Swizzled<f16>>();
+}
