@@ -1,0 +1,65 @@
+//! The kernels' GPU time under criterion: each iteration is one launch timed with CUDA events
+//! (`iter_custom`), beside `cuMemcpyDtoD` of the same bytes. Criterion reports throughput as
+//! bytes read + written. Without a GPU this bench says so and measures nothing.
+
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use host::elem::{Elem, Rng};
+use host::gpu::Gpu;
+use layout_core::Layout;
+use tessel_gpu::transpose::{Padded, Swizzled};
+
+/// The sum of `iters` event-timed runs of `f`.
+fn events(g: &Gpu, iters: u64, f: impl FnMut() -> host::gpu::Result<()>) -> Duration {
+    let ms = g.time(1, iters as usize, f).expect("timed GPU work");
+    Duration::from_secs_f64(ms.iter().sum::<f64>() / 1e3)
+}
+
+fn gpu(c: &mut Criterion) {
+    let g = match Gpu::open(0, tessel::ptx::PTX) {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("benches/gpu: SKIPPED, {e}");
+            return;
+        }
+    };
+    let mut rng = Rng::new(Rng::fresh_seed());
+    let (n, side) = (1usize << 26, 8192usize);
+    let l = |s: String| Layout::parse(&s).unwrap();
+    let src = g.upload(&rng.fill::<f32>(n), l(format!("{n}:1"))).unwrap();
+    let mut dst = g.filled(l(format!("{n}:1")), f32::poison()).unwrap();
+    let tin = l(format!("({side},{side}):({side},1)"));
+    let tsrc = g.upload(&rng.fill::<f32>(side * side), tin).unwrap();
+    let mut tdst = g.filled(tin, f32::poison()).unwrap();
+
+    let mut group = c.benchmark_group("gpu_256MiB_f32");
+    group
+        .sample_size(30)
+        .measurement_time(Duration::from_secs(2));
+    group.throughput(Throughput::Bytes(2 * 4 * n as u64));
+    group.bench_function("memcpy_dtod", |b| {
+        b.iter_custom(|iters| events(&g, iters, || g.memcpy(&src, &mut dst)))
+    });
+    group.bench_function("copy", |b| {
+        b.iter_custom(|iters| events(&g, iters, || g.copy(&src, &mut dst)))
+    });
+    group.bench_function("transpose_pad_8192", |b| {
+        b.iter_custom(|iters| {
+            events(&g, iters, || {
+                g.transpose::<f32, Padded<f32>>(&tsrc, &mut tdst)
+            })
+        })
+    });
+    group.bench_function("transpose_swizzle_8192", |b| {
+        b.iter_custom(|iters| {
+            events(&g, iters, || {
+                g.transpose::<f32, Swizzled<f32>>(&tsrc, &mut tdst)
+            })
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, gpu);
+criterion_main!(benches);
