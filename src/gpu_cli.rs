@@ -19,6 +19,7 @@ struct Opts {
     seed: u64,
     reps: usize,
     arch: Option<String>,
+    device: usize,
 }
 
 fn parse(args: &[String]) -> Result<Opts, String> {
@@ -29,6 +30,7 @@ fn parse(args: &[String]) -> Result<Opts, String> {
         seed: Rng::fresh_seed(),
         reps: 50,
         arch: None,
+        device: 0,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -59,6 +61,11 @@ fn parse(args: &[String]) -> Result<Opts, String> {
                 }
             }
             "--arch" => o.arch = Some(val("--arch")?),
+            "--device" => {
+                o.device = val("--device")?
+                    .parse()
+                    .map_err(|e| format!("--device: {e}"))?
+            }
             s if s.starts_with("--") => return Err(format!("unknown option {s}")),
             s => o.pos.push(s.to_string()),
         }
@@ -117,8 +124,8 @@ pub fn ptx(args: &[String]) -> ExitCode {
     }
 }
 
-fn open_gpu() -> Result<Gpu, GpuError> {
-    Gpu::open(0, ptx::PTX)
+fn open_gpu(ordinal: usize) -> Result<Gpu, GpuError> {
+    Gpu::open(ordinal, ptx::PTX)
 }
 
 /// Runs one check for a dtype and tile name given as strings.
@@ -197,7 +204,7 @@ pub fn run(args: &[String]) -> ExitCode {
         }
         k => return usage_error(&format!("unknown kernel '{k}' (copy, transpose, all)")),
     }
-    let gpu = open_gpu();
+    let gpu = open_gpu(o.device);
     match &gpu {
         Ok(g) => println!(
             "device: {} ({}, {} SMs); seed {}",
@@ -265,7 +272,7 @@ pub fn bench(args: &[String]) -> ExitCode {
     if !matches!(which, "copy" | "transpose" | "all") {
         return usage_error(&format!("unknown kernel '{which}' (copy, transpose, all)"));
     }
-    let g = match open_gpu() {
+    let g = match open_gpu(o.device) {
         Ok(g) => g,
         Err(e) => {
             eprintln!("tessel bench: {e}");

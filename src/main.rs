@@ -13,14 +13,14 @@ usage: tessel <command> [args]
   show LAYOUT     draw a rank-1 or rank-2 layout as a table of its indices
   ptx [--arch sm_XX]
                   print the embedded PTX (built for TESSEL_ARCH, default sm_90)
-  run KERNEL [SIZES] [--dtype f32|f16|bf16|all] [--smem pad|swizzle|all] [--seed N]
+  run KERNEL [SIZES] [--dtype f32|f16|bf16|all] [--smem pad|swizzle|all] [--seed N] [--device N]
                   fresh random input, poisoned output: the kernel on the GPU against the host
                   execution of the same partitioning code; one line per check. KERNEL is
                     copy [N]                     (default N = 1000003)
                     transpose [ROWS COLS]        (default 1031 2053)
                     all                          every kernel, dtype and tile at ragged and large sizes
                   Without a GPU, runs the host executions and exits with status 3.
-  bench [copy|transpose|all] [--reps N]
+  bench [copy|transpose|all] [--reps N] [--device N]
                   median GPU time (CUDA events) of each kernel beside cuMemcpyDtoD of the
                   same bytes, in the same run
   help            this text
