@@ -31,6 +31,10 @@ pub enum Value {
     Composed(ComposedLayout),
     /// `offset o layout` (the result of slicing with an offset).
     Offset(i64, Layout),
+    /// A counting tensor: integers (a layout used as a tensor) or ArithTuples (identity tensors).
+    Tensor(Tensor<Counting>),
+    /// A tiled copy (`tiled_copy_tv`).
+    Copy(TiledCopy),
 }
 
 impl fmt::Display for Value {
@@ -42,6 +46,16 @@ impl fmt::Display for Value {
             Value::Tiler(t) => write!(f, "{t}"),
             Value::Composed(c) => write!(f, "{c}"),
             Value::Offset(o, l) => write!(f, "{o} o {l}"),
+            Value::Tensor(t) => write!(f, "{t}"),
+            Value::Copy(c) => write!(
+                f,
+                "TiledCopy(tile {}, {} threads x {} values, atoms of {}; TV {})",
+                c.tile,
+                c.threads(),
+                c.values(),
+                c.atom_vals,
+                c.layout_tv
+            ),
         }
     }
 }
@@ -246,6 +260,22 @@ fn to_tiler(v: &Value) -> R<Tiler> {
     }
 }
 
+/// A value used where a tensor is wanted: a layout is the counting tensor `0 o L`.
+fn to_tensor(v: &Value) -> R<Tensor<Counting>> {
+    match v {
+        Value::Tensor(t) => Ok(*t),
+        Value::Offset(o, l) => Ok(counting(*l).with_layout((*l, *o))),
+        other => Ok(counting(to_layout(other)?)),
+    }
+}
+
+fn to_copy(v: &Value) -> R<TiledCopy> {
+    match v {
+        Value::Copy(c) => Ok(*c),
+        other => Err(format!("expected a tiled copy, found {other}")),
+    }
+}
+
 fn to_tuple(v: &Value) -> R<IntTuple> {
     match v {
         Value::Tuple(t) => Ok(*t),
@@ -313,7 +343,67 @@ pub fn apply(name: &str, targ: Option<i64>, args: &[Value]) -> R<Value> {
         }
         return ok(f(&lay(0)?, &t));
     }
+    let tensor = |r: layout_core::Result<Tensor<Counting>>| r.map(Value::Tensor).map_err(err);
     match name {
+        "make_identity_tensor" => {
+            arity(name, args, 1, 1)?;
+            tensor(make_identity_tensor(&to_tuple(&args[0])?))
+        }
+        "make_tensor" => {
+            arity(name, args, 1, 1)?;
+            Ok(Value::Tensor(to_tensor(&args[0])?))
+        }
+        "local_tile" => {
+            arity(name, args, 3, 4)?;
+            let (t, tile, c) = (
+                to_tensor(&args[0])?,
+                to_tuple(&args[1])?,
+                to_tuple(&args[2])?,
+            );
+            match args.get(3) {
+                None => tensor(t.local_tile(&tile, &c)),
+                Some(p) => tensor(t.local_tile_proj(&tile, &c, &to_tuple(p)?)),
+            }
+        }
+        "local_partition" => {
+            arity(name, args, 3, 4)?;
+            let (t, thr, i) = (to_tensor(&args[0])?, lay(1)?, to_int(&args[2])?);
+            match args.get(3) {
+                None => tensor(t.local_partition(&thr, i)),
+                Some(p) => tensor(t.local_partition_proj(&thr, i, &to_tuple(p)?)),
+            }
+        }
+        "inner_partition" | "outer_partition" => {
+            arity(name, args, 3, 3)?;
+            let (t, tl, c) = (
+                to_tensor(&args[0])?,
+                to_tiler(&args[1])?,
+                to_tuple(&args[2])?,
+            );
+            tensor(if name == "inner_partition" {
+                t.inner_partition(&tl, &c)
+            } else {
+                t.outer_partition(&tl, &c)
+            })
+        }
+        "tiled_copy_tv" | "make_tiled_copy_tv" => {
+            arity(name, args, 4, 4)?;
+            let (thr, val) = (lay(0)?, lay(1)?);
+            let (atom, elem) = (to_int(&args[2])?, to_int(&args[3])?);
+            make_tiled_copy_tv(&thr, &val, atom, elem)
+                .map(Value::Copy)
+                .map_err(err)
+        }
+        "partition_S" | "partition_D" => {
+            arity(name, args, 3, 3)?;
+            let (c, tid, t) = (to_copy(&args[0])?, to_int(&args[1])?, to_tensor(&args[2])?);
+            let part = c.partition(t.layout(), tid).map_err(err)?;
+            Ok(Value::Tensor(t.with_layout(part)))
+        }
+        "retile" => {
+            arity(name, args, 2, 2)?;
+            ok(to_copy(&args[0])?.retile(&lay(1)?))
+        }
         "size" | "cosize" | "rank" | "depth" => {
             arity(name, args, 1, 1)?;
             let target = match (targ, &args[0]) {

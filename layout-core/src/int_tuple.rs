@@ -525,6 +525,10 @@ impl IntTuple {
             }
         }
         let mut neg = false;
+        // CuTe's `X` (a projection's "leave this mode out") is its underscore
+        if b[p] == b'X' {
+            return Ok((Self::hole(), p + 1));
+        }
         if b[p] == b'_' {
             p += 1;
             if p >= b.len() || !(b[p].is_ascii_digit() || b[p] == b'-') {
@@ -572,6 +576,21 @@ impl Eq for IntTuple {}
 
 /// Writes a token string with the given leaves, in CuTe notation.
 pub(crate) fn write_tokens(f: &mut fmt::Formatter<'_>, toks: &[u8], vals: &[i64]) -> fmt::Result {
+    write_tokens_by(f, toks, |f, l, hole| {
+        if hole {
+            f.write_str("_")
+        } else {
+            write!(f, "{}", vals[l])
+        }
+    })
+}
+
+/// Writes a token string, each leaf (index, is `_`) by `leaf`.
+pub(crate) fn write_tokens_by(
+    f: &mut fmt::Formatter<'_>,
+    toks: &[u8],
+    mut leaf: impl FnMut(&mut fmt::Formatter<'_>, usize, bool) -> fmt::Result,
+) -> fmt::Result {
     let mut l = 0;
     let mut first = true;
     for &k in toks {
@@ -591,11 +610,7 @@ pub(crate) fn write_tokens(f: &mut fmt::Formatter<'_>, toks: &[u8], vals: &[i64]
                 if !first {
                     f.write_str(",")?;
                 }
-                if k == HOLE {
-                    f.write_str("_")?;
-                } else {
-                    write!(f, "{}", vals[l])?;
-                }
+                leaf(f, l, k == HOLE)?;
                 l += 1;
             }
         }

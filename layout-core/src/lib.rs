@@ -59,3 +59,20 @@ pub use product::{
 
 mod swizzle;
 pub use swizzle::{ComposedLayout, Swizzle};
+
+mod arith;
+pub use arith::{make_identity_layout, Codomain, MAX_ARITH_RANK};
+
+mod partition;
+pub use partition::{
+    dice_tuple, flat_coord, inner_partition, local_partition, local_partition_proj, local_tile,
+    local_tile_proj, outer_partition,
+};
+
+mod tensor;
+pub use tensor::{
+    counting, make_fragment_like, make_identity_tensor, Array, Counting, Engine, Ptr, Tensor,
+};
+
+mod tiled_copy;
+pub use tiled_copy::{make_tiled_copy_tv, TiledCopy};

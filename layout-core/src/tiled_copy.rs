@@ -1,0 +1,142 @@
+//! Thread-value layouts and tiled copies (seed 002): `make_tiled_copy_tv(atom, thr, val)` with a
+//! copy atom of 32, 64 or 128 bits that one thread issues, `partition_S` / `partition_D` of a
+//! tensor for thread `tid`, and `retile`.
+//!
+//! The construction is CuTe's: `layout_mn = raked_product(thr, val)` maps a tile coordinate
+//! `(m, n)` to `(thread, value)`; its right inverse, shaped `(size(thr), size(val))`, is the TV
+//! layout `(thread, value) -> m + M n`; the tile is `product_each(shape(layout_mn))`. The value
+//! mode is then split by the atom, `(atom_vals, rest)`, so that mode 0 of a thread's partition is
+//! one atom's access.
+
+use crate::composition::composition;
+use crate::divide::zipped_divide;
+use crate::error::{LayoutError, Result};
+use crate::int_tuple::IntTuple;
+use crate::inverse::right_inverse;
+use crate::layout::Layout;
+use crate::product::raked_product;
+use crate::tiler::Tiler;
+use crate::tri;
+
+/// A tiled copy: which thread moves which element of a tile, in atoms of `atom_vals` elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TiledCopy {
+    /// `(thread, value) -> m + M n`, the TV layout over the tile.
+    pub layout_tv: Layout,
+    /// `(thread, (atom_value, atom))` -> `m + M n`: the TV layout with the value mode split by the
+    /// atom.
+    pub thrval: Layout,
+    /// The tile's shape `(M, N)`.
+    pub tile: IntTuple,
+    /// Elements per atom: `atom_bits / elem_bits`.
+    pub atom_vals: i64,
+}
+
+/// `make_tiled_copy(Copy_Atom<atom_bits, elem_bits>, thr, val)`.
+///
+/// Post-conditions: `layout_tv` is a bijection from `(size(thr), size(val))` onto the tile's
+/// `size(tile)` elements (each element moved by exactly one thread, once); each atom's
+/// `atom_vals` values are consecutive in the value mode.
+pub const fn make_tiled_copy_tv(
+    thr: &Layout,
+    val: &Layout,
+    atom_bits: i64,
+    elem_bits: i64,
+) -> Result<TiledCopy> {
+    if !(atom_bits == 32 || atom_bits == 64 || atom_bits == 128)
+        || elem_bits <= 0
+        || atom_bits % elem_bits != 0
+    {
+        return Err(LayoutError::NotDivisible {
+            value: atom_bits,
+            by: elem_bits,
+        });
+    }
+    let atom_vals = atom_bits / elem_bits;
+    let nv = val.size();
+    if nv % atom_vals != 0 {
+        return Err(LayoutError::NotDivisible {
+            value: nv,
+            by: atom_vals,
+        });
+    }
+    let layout_mn = tri!(raked_product(thr, val));
+    let tile = tri!(layout_mn.shape().product_each());
+    let tv_shape = tri!(IntTuple::from_ints(&[thr.size(), nv]));
+    let layout_tv = tri!(composition(
+        &tri!(right_inverse(&layout_mn)),
+        &tri!(Layout::col_major(tv_shape))
+    ));
+    let split = tri!(Layout::from_parts(
+        tri!(IntTuple::from_ints(&[atom_vals, nv / atom_vals])),
+        &[1, atom_vals]
+    ));
+    let thrval = tri!(Layout::concat(&[
+        tri!(layout_tv.get(0)),
+        tri!(composition(&tri!(layout_tv.get(1)), &split)),
+    ]));
+    Ok(TiledCopy {
+        layout_tv,
+        thrval,
+        tile,
+        atom_vals,
+    })
+}
+
+impl TiledCopy {
+    /// Threads.
+    pub const fn threads(&self) -> i64 {
+        match self.layout_tv.get(0) {
+            Ok(t) => t.size(),
+            Err(_) => 0,
+        }
+    }
+    /// Values per thread and tile.
+    pub const fn values(&self) -> i64 {
+        match self.layout_tv.get(1) {
+            Ok(v) => v.size(),
+            Err(_) => 0,
+        }
+    }
+    /// Thread `tid`'s part of a tensor with layout `l` (rank 2, tiled by the copy's tile):
+    /// `((atom_vals, atoms), rest_m, rest_n)` and the offset of its origin. `partition_S` and
+    /// `partition_D` are this, for the source and the destination.
+    ///
+    /// Post-condition: over all `tid < threads()`, the partitions' elements are those of `l`
+    /// over whole tiles, each exactly once.
+    pub const fn partition(&self, l: &Layout, tid: i64) -> Result<(Layout, i64)> {
+        if tid < 0 || tid >= self.threads() {
+            return Err(LayoutError::ModeOutOfRange {
+                index: tid as usize,
+                rank: self.threads() as usize,
+            });
+        }
+        let zd = tri!(zipped_divide(l, &tri!(Tiler::shape(&self.tile))));
+        let tv = tri!(composition(&tri!(zd.get(0)), &self.thrval));
+        let off = tri!(tv.get(0)).call(tid);
+        let rest = tri!(zd.get(1));
+        let mut r = Layout::empty();
+        tri!(r.push(&tri!(tv.get(1))));
+        let mut k = 0;
+        while k < rest.rank() {
+            tri!(r.push(&tri!(rest.get(k))));
+            k += 1;
+        }
+        Ok((r, off))
+    }
+    /// `retile(L)`: a thread's values (any layout of `values()` elements per tile, e.g. a
+    /// register fragment) regrouped as `((atom_vals, atoms), rest...)`, mode 0 one atom.
+    pub const fn retile(&self, l: &Layout) -> Result<Layout> {
+        if l.size() % self.atom_vals != 0 {
+            return Err(LayoutError::NotDivisible {
+                value: l.size(),
+                by: self.atom_vals,
+            });
+        }
+        let shape = tri!(IntTuple::from_ints(&[
+            self.atom_vals,
+            l.size() / self.atom_vals
+        ]));
+        composition(l, &tri!(Layout::col_major(shape)))
+    }
+}
