@@ -89,3 +89,51 @@ fn one_expression_as_argument_and_show() {
     assert!(rows[3].contains("| 0 | 1 | 2 |"), "{text}");
     assert!(rows[5].contains("| 3 | 4 | 5 |"), "{text}");
 }
+
+/// Issue 4's tensor examples, exactly, through `tessel eval`.
+#[test]
+fn tensor_examples() {
+    let cases = [
+        ("local_tile((4,6):(6,1),(2,2),(1,1))", "14 o (2,2):(6,1)"),
+        ("local_tile((4,6,8):(48,8,1),(2,2),(1,2))", "128 o (2,2,8):(48,8,1)"),
+        ("local_tile((4,6):(6,1),(2,2),(0,_))", "0 o (2,2,3):(6,1,2)"),
+        ("local_tile((4,8):(8,1),(2,2,4),(0,0,_),(1,X,1))", "0 o (2,4,2):(8,1,4)"),
+        ("local_partition((8,6):(1,8),(4,2):(1,4),1)", "1 o (2,3):(4,16)"),
+        ("local_partition((8,6):(1,8),(4,2):(1,4),1,(1,X))", "1 o (2,6):(4,8)"),
+        ("make_identity_tensor((14,1024))", "(0,0) o (14,1024):(1@0,1@1)"),
+        (
+            "local_tile(make_identity_tensor((14,1024)),(4,1024),(3,0))",
+            "(12,0) o (4,1024):(1@0,1@1)",
+        ),
+        (
+            "partition_S(tiled_copy_tv(make_ordered_layout((4,32),(1,0)),(1,8),128,64),0,local_tile(make_identity_tensor((14,1024)),(4,1024),(3,0)))",
+            "(12,0) o ((2,4),1,4):((1@1,2@1),0,256@1)",
+        ),
+        (
+            "partition_S(tiled_copy_tv(make_ordered_layout((4,32),(1,0)),(1,8),128,64),1,local_tile(make_identity_tensor((14,1024)),(4,1024),(3,0)))",
+            "(12,8) o ((2,4),1,4):((1@1,2@1),0,256@1)",
+        ),
+        (
+            "partition_D(tiled_copy_tv(make_ordered_layout((4,32),(1,0)),(1,8),128,64),32,local_tile(make_identity_tensor((14,1024)),(4,1024),(3,0)))",
+            "(13,0) o ((2,4),1,4):((1@1,2@1),0,256@1)",
+        ),
+        (
+            "partition_S(tiled_copy_tv(make_ordered_layout((4,32),(1,0)),(1,8),128,64),0,local_tile((14,1024):(1024,1),(4,1024),(0,0)))",
+            "0 o ((2,4),1,4):((1,2),0,256)",
+        ),
+        ("local_tile((4,6):(6,1),(2,2),(0,0,0))", "error: "),
+        ("tiled_copy_tv(4:1,3:1,128,32)", "error: "),
+    ];
+    let input: String = cases.iter().map(|(e, _)| format!("{e}\n")).collect();
+    let got = eval_lines(&input);
+    for ((expr, want), got) in cases.iter().zip(&got) {
+        assert!(
+            if want.ends_with(": ") {
+                got.starts_with(want)
+            } else {
+                got == want
+            },
+            "{expr}\n  got  {got}\n  want {want}"
+        );
+    }
+}

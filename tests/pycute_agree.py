@@ -10,6 +10,10 @@ Where tessel rejects an expression that pycute evaluates, pycute's answer must b
 operation's post-condition (tessel checks the divisibility conditions that pycute only asserts in
 part); otherwise that is a disagreement.
 Prints one line per disagreement and a last line 'N passed, M failed'.
+
+One deliberate difference is patched into pycute's composition: a one-element A (size 1) extends
+past its domain along its last stride, where pycute's `coalesce` makes it `1:0` (tiles past a
+size-1 mode would all alias its element 0; tessel's docs/design.md).
 """
 import random
 import subprocess
@@ -18,6 +22,34 @@ import sys
 from pycute import (Layout, coalesce, complement, composition, filter as lfilter, flatten,
                     left_inverse, logical_divide, logical_product, make_layout, right_inverse,
                     size, tiled_divide, tiled_product, zipped_divide, zipped_product, cosize)
+
+
+import pycute.layout as _pl
+
+_coalesce = _pl.coalesce
+
+
+def _coalesce_keeping_stride(layout, profile=None):
+    """pycute's coalesce, except that a one-element layout keeps its last stride (see above)."""
+    c = _coalesce(layout, profile) if profile is not None else _coalesce(layout)
+    if profile is None and size(layout) == 1:
+        return Layout(1, flatten(layout.stride)[-1] if isinstance(layout.stride, tuple) else layout.stride)
+    return c
+
+
+_orig_composition = _pl.composition
+
+
+def _composition(a, b):
+    _pl.coalesce = _coalesce_keeping_stride
+    try:
+        return _orig_composition(a, b)
+    finally:
+        _pl.coalesce = _coalesce
+
+
+_pl.composition = _composition
+composition = _composition
 
 
 # ---- pycute completions (CuTe C++ definitions) ---------------------------------------------------

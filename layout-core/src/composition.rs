@@ -31,7 +31,8 @@ use crate::tri;
 /// - `compatible(B, R)`: `R` has the shape of `B` up to size-1 modes and coalesced leaves
 ///   (`size(R) == size(B)`, and each mode `i` of `B` has `size(mode i of R) == size(mode i of B)`)
 /// - `R(i) == A(B(i))` for all `0 <= i < size(B)` with `B(i) < size(A)` (past its domain, `A`'s
-///   last mode is taken as extended, as CuTe does), when `B` is injective or integral
+///   last mode is taken as extended, as CuTe does; a one-element `A` extends along its last
+///   leaf's stride, where CuTe's extension has stride 0), when `B` is injective or integral
 pub const fn composition(a: &Layout, b: &Layout) -> Result<Layout> {
     // B acts as one integral mode when at most one of its leaves moves (size > 1, stride != 0)
     let (s, d) = (b.shapes(), b.strides());
@@ -91,7 +92,17 @@ const fn compose_integral(a: &Layout, s: i64, d: i64, whole: bool) -> Result<Lay
     if d == 0 {
         return Layout::int(s, 0);
     }
-    let fa = tri!(coalesce(a));
+    let mut fa = tri!(coalesce(a));
+    if fa.size() == 1 {
+        // A has one element: its extension past the domain follows its last leaf's stride
+        // (CuTe's coalesce gives `1:0` here, and tiles past a size-1 mode would all alias
+        // coordinate 0 — e.g. rows of an identity tensor of one row)
+        let d = a.strides();
+        fa = tri!(Layout::int(
+            1,
+            if d.is_empty() { 0 } else { d[d.len() - 1] }
+        ));
+    }
     let ash = fa.shapes();
     let ast = fa.strides();
     let n = ash.len();
