@@ -146,6 +146,10 @@ fn check(
     ) -> Result<Verdict, GpuError> {
         match (kernel, smem) {
             ("copy", _) => jobs::run_copy::<T>(gpu, s[0], rng),
+            ("rmsnorm", _) => Err(GpuError::Invalid(format!(
+                "rmsnorm has no {} kernel (f32, bf16)",
+                T::NAME
+            ))),
             ("transpose", "pad") => jobs::run_transpose::<T, Padded<T>>(gpu, s[0], s[1], rng),
             ("transpose", "swizzle") => jobs::run_transpose::<T, Swizzled<T>>(gpu, s[0], s[1], rng),
             ("transpose", _) => {
@@ -153,6 +157,11 @@ fn check(
             }
             _ => Err(GpuError::Invalid(format!("unknown kernel {kernel}"))),
         }
+    }
+    match (kernel, dtype) {
+        ("rmsnorm", "bf16") => return jobs::run_rmsnorm::<bf16>(gpu, s[0], s[1], rng),
+        ("rmsnorm", "f32") => return jobs::run_rmsnorm::<f32>(gpu, s[0], s[1], rng),
+        _ => {}
     }
     match dtype {
         "f16" => typed::<f16>(gpu, kernel, smem, s, rng),
@@ -190,7 +199,26 @@ pub fn run(args: &[String]) -> ExitCode {
             }
             Err(e) => return usage_error(&e),
         },
+        "rmsnorm" => match sizes(&o.pos[1..], 2, &[14, 4096]) {
+            Ok(s) => o
+                .dtypes
+                .iter()
+                .for_each(|d| plan.push(("rmsnorm", d, "", s.clone()))),
+            Err(e) => return usage_error(&e),
+        },
         "all" if o.pos.len() == 1 => {
+            for d in ["f32", "bf16"] {
+                for mn in [
+                    [1, 8],
+                    [14, 4096],
+                    [14, 1000],
+                    [37, 2056],
+                    [16384, 4096],
+                    [3, 12288],
+                ] {
+                    plan.push(("rmsnorm", d, "", mn.to_vec()));
+                }
+            }
             for d in ["f32", "f16", "bf16"] {
                 for n in [1, 7, 4096, 1_000_003, (1 << 26) + 5] {
                     plan.push(("copy", d, "", vec![n]));
@@ -202,7 +230,11 @@ pub fn run(args: &[String]) -> ExitCode {
                 }
             }
         }
-        k => return usage_error(&format!("unknown kernel '{k}' (copy, transpose, all)")),
+        k => {
+            return usage_error(&format!(
+                "unknown kernel '{k}' (copy, transpose, rmsnorm, all)"
+            ))
+        }
     }
     let gpu = open_gpu(o.device);
     match &gpu {
@@ -269,8 +301,10 @@ pub fn bench(args: &[String]) -> ExitCode {
         Err(e) => return usage_error(&e),
     };
     let which = o.pos.first().map(String::as_str).unwrap_or("all");
-    if !matches!(which, "copy" | "transpose" | "all") {
-        return usage_error(&format!("unknown kernel '{which}' (copy, transpose, all)"));
+    if !matches!(which, "copy" | "transpose" | "rmsnorm" | "all") {
+        return usage_error(&format!(
+            "unknown kernel '{which}' (copy, transpose, rmsnorm, all)"
+        ));
     }
     let g = match open_gpu(o.device) {
         Ok(g) => g,
@@ -294,12 +328,17 @@ pub fn bench(args: &[String]) -> ExitCode {
         }
         rows.push(t);
     };
-    if which != "transpose" {
+    if which == "rmsnorm" || which == "all" {
+        go(jobs::bench_rmsnorm::<bf16>(&g, 16384, 4096, r, &mut rng));
+        go(jobs::bench_rmsnorm::<f32>(&g, 16384, 4096, r, &mut rng));
+        go(jobs::bench_rmsnorm::<bf16>(&g, 16384, 12288, r, &mut rng));
+    }
+    if which == "copy" || which == "all" {
         go(jobs::bench_copy::<f32>(&g, 1 << 26, r, &mut rng));
         go(jobs::bench_copy::<bf16>(&g, 1 << 27, r, &mut rng));
         go(jobs::bench_copy::<f32>(&g, (1 << 26) + 5, r, &mut rng));
     }
-    if which != "copy" {
+    if which == "transpose" || which == "all" {
         fn both<T: Elem>(
             g: &Gpu,
             r: usize,

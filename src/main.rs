@@ -18,9 +18,10 @@ usage: tessel <command> [args]
                   execution of the same partitioning code; one line per check. KERNEL is
                     copy [N]                     (default N = 1000003)
                     transpose [ROWS COLS]        (default 1031 2053)
+                    rmsnorm [M N]                (default 14 4096; --dtype f32 or bf16)
                     all                          every kernel, dtype and tile at ragged and large sizes
                   Without a GPU, runs the host executions and exits with status 3.
-  bench [copy|transpose|all] [--reps N] [--device N]
+  bench [copy|transpose|rmsnorm|all] [--reps N] [--device N]
                   median GPU time (CUDA events) of each kernel beside cuMemcpyDtoD of the
                   same bytes, in the same run
   help            this text

@@ -22,7 +22,25 @@
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 #![warn(missing_docs)]
 
+#[cfg(not(target_arch = "nvptx64"))]
+extern crate std;
+
+/// Runs `$body` with `$v` bound to each of `0..16` in turn, unrolled: a register array indexed by
+/// a run-time value would go to local memory.
+macro_rules! unroll16 {
+    ($v:ident => $body:expr) => {
+        unroll16!(@ $v => $body; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
+    };
+    (@ $v:ident => $body:expr; $($n:literal)*) => {
+        $({
+            let $v: i64 = $n;
+            $body;
+        })*
+    };
+}
+
 pub mod copy;
+pub mod rmsnorm;
 pub mod transpose;
 
 #[cfg(target_arch = "nvptx64")]

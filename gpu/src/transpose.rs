@@ -59,19 +59,6 @@ const fn split(l: &Layout, rows: i64, col: bool) -> Layout {
     const_ok!(Layout::from_parts(l.shape(), out.split_at(d.len()).0))
 }
 
-/// Runs `$body` with `$v` bound to each of `0..16` in turn, unrolled: a register array indexed by
-/// a run-time value would go to local memory.
-macro_rules! unroll16 {
-    ($v:ident => $body:expr) => {
-        unroll16!(@ $v => $body; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
-    };
-    (@ $v:ident => $body:expr; $($n:literal)*) => {
-        $({
-            let $v: i64 = $n;
-            $body;
-        })*
-    };
-}
 const _: () = assert!(VALUES == 16, "unroll16 covers the values");
 
 /// How a transpose thread reaches memory.

@@ -14,6 +14,8 @@ pub trait Elem:
     fn to_f64(self) -> f64;
     /// The bits, for bit-exact comparisons (NaNs included).
     fn bits(self) -> u32;
+    /// The element with these bits (the low 16 for 16-bit types).
+    fn from_bits(b: u32) -> Self;
     /// A NaN with a payload no computation produces: what outputs hold before a kernel writes them.
     fn poison() -> Self;
 }
@@ -28,6 +30,9 @@ impl Elem for f32 {
     }
     fn bits(self) -> u32 {
         self.to_bits()
+    }
+    fn from_bits(b: u32) -> Self {
+        f32::from_bits(b)
     }
     fn poison() -> Self {
         f32::from_bits(0x7fc0_dead)
@@ -44,6 +49,9 @@ impl Elem for f16 {
     fn bits(self) -> u32 {
         self.to_bits() as u32
     }
+    fn from_bits(b: u32) -> Self {
+        f16::from_bits(b as u16)
+    }
     fn poison() -> Self {
         f16::from_bits(0x7e5a)
     }
@@ -58,6 +66,9 @@ impl Elem for bf16 {
     }
     fn bits(self) -> u32 {
         self.to_bits() as u32
+    }
+    fn from_bits(b: u32) -> Self {
+        bf16::from_bits(b as u16)
     }
     fn poison() -> Self {
         bf16::from_bits(0x7fad)

@@ -3,8 +3,10 @@
 //! global and shared memory. Each produces the output the device must produce, and counts how often
 //! every output element was written: the threads must cover the output exactly once.
 
+use crate::elem::Elem;
 use tessel_gpu::copy;
 use tessel_gpu::copy::{CopyMem, VecCopy};
+use tessel_gpu::rmsnorm::{self as rms, Atom, RmsMem, RmsNorm, Src};
 use tessel_gpu::transpose::{Problem, SmemTile, TransposeMem, THREADS as TRANSPOSE_THREADS};
 
 /// What a host execution produced.
@@ -135,6 +137,89 @@ pub fn transpose<T: Copy, S: SmemTile>(src: &[T], rows: i64, cols: i64, poison: 
                 for t in 0..TRANSPOSE_THREADS {
                     p.store_tile::<S, _>(&mut m, bx, by, t);
                 }
+            }
+        }
+    }
+    Run { out, writes }
+}
+
+/// Host memory for an RMSNorm thread: 128-bit accesses gather and scatter `V` elements' bits.
+struct HostRms<'a, T> {
+    x: &'a [T],
+    w: &'a [T],
+    y: &'a mut [T],
+    writes: &'a mut [u32],
+    v: usize,
+}
+
+impl<T: Elem> RmsMem for HostRms<'_, T> {
+    unsafe fn load(&mut self, src: Src, off: i64) -> Atom {
+        let data = match src {
+            Src::X => self.x,
+            Src::W => self.w,
+        };
+        // `per` elements of `32 / per` bits in each 32-bit word
+        let (o, per) = (off as usize, self.v / 4);
+        assert_eq!(o % self.v, 0, "unaligned 128-bit access at {o}");
+        let mut a = [0u32; 4];
+        for (i, e) in data[o..o + self.v].iter().enumerate() {
+            a[i / per] |= e.bits() << ((i % per) * (32 / per));
+        }
+        a
+    }
+    unsafe fn store(&mut self, off: i64, v: Atom) {
+        let (o, per) = (off as usize, self.v / 4);
+        let bits = 32 / per;
+        let mask = if bits == 32 {
+            u32::MAX
+        } else {
+            (1 << bits) - 1
+        };
+        for i in 0..self.v {
+            self.y[o + i] = T::from_bits((v[i / per] >> ((i % per) * bits)) & mask);
+            self.writes[o + i] += 1;
+        }
+    }
+}
+
+/// The RMSNorm kernel on the host: every block's four warps run pass 1 for their 32 lanes, the
+/// warp's butterfly sum (as the shuffles do it), then pass 2.
+pub fn rmsnorm<T: Elem + rms::Elem>(
+    x: &[T],
+    w: &[T],
+    rows: i64,
+    cols: i64,
+    eps: f32,
+    poison: T,
+) -> Run<T> {
+    let p = rms::Problem::new(rows, cols, eps).expect("M >= 1 and N a positive multiple of 8");
+    assert_eq!(x.len() as i64, rows * cols, "x size");
+    assert_eq!(w.len() as i64, cols, "w size");
+    let mut out = vec![poison; x.len()];
+    let mut writes = vec![0u32; x.len()];
+    let mut m = HostRms {
+        x,
+        w,
+        y: &mut out,
+        writes: &mut writes,
+        v: RmsNorm::<T>::V as usize,
+    };
+    for b in 0..p.grid() {
+        for warp in 0..rms::ROWS {
+            let ts: Vec<i64> = (0..32).map(|lane| warp * 32 + lane).collect();
+            let mut caches = vec![[[0u32; 4]; rms::CACHE as usize]; 32];
+            // SAFETY: host memory; out-of-range accesses panic.
+            let mut v: Vec<f32> = ts
+                .iter()
+                .zip(caches.iter_mut())
+                .map(|(&t, c)| unsafe { RmsNorm::<T>::partial(&p, &mut m, b, t, c) })
+                .collect();
+            for mask in [16, 8, 4, 2, 1] {
+                v = (0..32).map(|i| v[i] + v[i ^ mask]).collect();
+            }
+            for (i, &t) in ts.iter().enumerate() {
+                // SAFETY: as above
+                unsafe { RmsNorm::<T>::finish(&p, &mut m, b, t, v[i], &caches[i]) };
             }
         }
     }

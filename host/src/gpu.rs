@@ -287,6 +287,64 @@ impl Gpu {
         Ok(())
     }
 
+    /// `y = x / sqrt(mean(x^2) + eps) * w` row by row with the `rmsnorm_<T>` kernel: `x` and `y`
+    /// `(M,N):(N,1)`, `w` `N:1`, `N` a multiple of 8.
+    pub fn rmsnorm<T: Elem + tessel_gpu::rmsnorm::Elem>(
+        &self,
+        x: &DeviceTensor<T>,
+        w: &DeviceTensor<T>,
+        y: &mut DeviceTensor<T>,
+        eps: f32,
+    ) -> Result<()> {
+        let (rows, cols) = match (x.layout.get(0), x.layout.get(1)) {
+            (Ok(r), Ok(c)) if x.layout.rank() == 2 => (r.size(), c.size()),
+            _ => {
+                return Err(GpuError::Invalid(format!(
+                    "rmsnorm needs a rank-2 x, got {}",
+                    x.layout
+                )))
+            }
+        };
+        let want = Layout::parse(&format!("({rows},{cols}):({cols},1)")).ok();
+        let want_w = Layout::int(cols, 1).ok();
+        if want.as_ref() != Some(&x.layout)
+            || want.as_ref() != Some(&y.layout)
+            || want_w.as_ref() != Some(&w.layout)
+        {
+            return Err(GpuError::Invalid(format!(
+                "rmsnorm needs x and y ({rows},{cols}):({cols},1) and w {cols}:1, got {}, {} and {}",
+                x.layout, y.layout, w.layout
+            )));
+        }
+        let p = tessel_gpu::rmsnorm::Problem::new(rows, cols, eps).ok_or_else(|| {
+            GpuError::Invalid(format!(
+                "rmsnorm needs N a positive multiple of 8, got N = {cols}"
+            ))
+        })?;
+        if p.grid() > i64::from(u32::MAX) {
+            return Err(GpuError::Invalid(format!(
+                "{rows} rows need more blocks than a grid has"
+            )));
+        }
+        let name = format!("rmsnorm_{}", T::NAME);
+        let f = self.function(&name)?;
+        let cfg = LaunchConfig {
+            grid_dim: (p.grid() as u32, 1, 1),
+            block_dim: (tessel_gpu::rmsnorm::THREADS as u32, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut b = self.stream.launch_builder(&f);
+        b.arg(&x.buf)
+            .arg(&w.buf)
+            .arg(&mut y.buf)
+            .arg(&rows)
+            .arg(&cols)
+            .arg(&eps);
+        // SAFETY: the arguments match the kernel's signature and the layouts were checked.
+        unsafe { b.launch(cfg) }.ctx(|| format!("launching {name}"))?;
+        Ok(())
+    }
+
     /// `cuMemcpyDtoDAsync` of `src` into `dst` (the same length).
     pub fn memcpy<T: Elem>(&self, src: &DeviceTensor<T>, dst: &mut DeviceTensor<T>) -> Result<()> {
         if src.len() != dst.len() {

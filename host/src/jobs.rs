@@ -227,6 +227,133 @@ pub fn bench_transpose<T: Elem, S: SmemTile>(
     })
 }
 
+/// `y = x / sqrt(mean(x^2) + eps) * w` in f64, from the same (rounded) inputs.
+pub fn rmsnorm_reference<T: Elem>(x: &[T], w: &[T], cols: usize, eps: f64) -> Vec<f64> {
+    x.chunks(cols)
+        .flat_map(|row| {
+            let ms = row.iter().map(|v| v.to_f64().powi(2)).sum::<f64>() / cols as f64;
+            let r = 1.0 / (ms + eps).sqrt();
+            row.iter()
+                .zip(w)
+                .map(move |(v, w)| v.to_f64() * r * w.to_f64())
+        })
+        .collect()
+}
+
+/// `||y - ref|| / ||ref||`, or infinity when an element is not finite (a poisoned one).
+pub fn rel_error<T: Elem>(y: &[T], want: &[f64]) -> f64 {
+    let (mut num, mut den) = (0.0, 0.0);
+    for (a, b) in y.iter().zip(want) {
+        let a = a.to_f64();
+        if !a.is_finite() {
+            return f64::INFINITY;
+        }
+        num += (a - b) * (a - b);
+        den += b * b;
+    }
+    (num / den.max(f64::MIN_POSITIVE)).sqrt()
+}
+
+/// The RMSNorm tolerance: f32 arithmetic, or bf16 rounding of the output.
+pub fn rmsnorm_tolerance<T: Elem>() -> f64 {
+    if std::mem::size_of::<T>() == 4 {
+        1e-5
+    } else {
+        1e-2
+    }
+}
+
+/// RMSNorm of a random `rows x cols` matrix: the device's output (and the host execution's)
+/// against the f64 reference, and the host execution's writes for exactly-once coverage.
+pub fn run_rmsnorm<T: Elem + tessel_gpu::rmsnorm::Elem>(
+    gpu: Option<&Gpu>,
+    rows: usize,
+    cols: usize,
+    rng: &mut Rng,
+) -> Result<Verdict> {
+    let eps = 1e-6f32;
+    if rows == 0 || cols < 8 || cols % 8 != 0 {
+        return Err(GpuError::Invalid(format!(
+            "rmsnorm needs M >= 1 and N a positive multiple of 8, got {rows}x{cols}"
+        )));
+    }
+    let x: Vec<T> = rng.fill(rows * cols);
+    let w: Vec<T> = rng.fill(cols);
+    let want = rmsnorm_reference(&x, &w, cols, eps as f64);
+    let host = exec::rmsnorm(&x, &w, rows as i64, cols as i64, eps, T::poison());
+    let what = format!("rmsnorm {} {rows}x{cols}", T::NAME);
+    let tol = rmsnorm_tolerance::<T>();
+    if let Some((i, n)) = host.coverage_error() {
+        return Ok(Verdict {
+            ok: false,
+            line: format!("{what}: FAIL host execution wrote element {i} {n} times"),
+        });
+    }
+    let host_err = rel_error(&host.out, &want);
+    if host_err > tol {
+        return Ok(Verdict {
+            ok: false,
+            line: format!("{what}: FAIL host execution error {host_err:.2e} > {tol:.0e}"),
+        });
+    }
+    let Some(g) = gpu else {
+        return Ok(Verdict {
+            ok: true,
+            line: format!("{what}: host execution OK (error {host_err:.2e} vs f64, tolerance {tol:.0e}; each element written exactly once)"),
+        });
+    };
+    let (lx, lw) = (
+        Layout::parse(&format!("({rows},{cols}):({cols},1)"))
+            .map_err(|e| GpuError::Invalid(e.to_string()))?,
+        Layout::int(cols as i64, 1).map_err(|e| GpuError::Invalid(e.to_string()))?,
+    );
+    let (dx, dw) = (g.upload(&x, lx)?, g.upload(&w, lw)?);
+    let mut dy = g.filled(lx, T::poison())?;
+    g.rmsnorm(&dx, &dw, &mut dy, eps)?;
+    g.sync()?;
+    let y = g.download(&dy)?;
+    let err = rel_error(&y, &want);
+    let same = y
+        .iter()
+        .zip(&host.out)
+        .filter(|(a, b)| a.bits() == b.bits())
+        .count();
+    let ok = err <= tol;
+    Ok(Verdict {
+        ok,
+        line: format!(
+            "{what}: {} device error {err:.2e} vs f64 (tolerance {tol:.0e}; host execution {host_err:.2e}); {same} of {} elements bit-equal to the host execution",
+            if ok { "PASS" } else { "FAIL" },
+            y.len()
+        ),
+    })
+}
+
+/// Times RMSNorm of `rows x cols` and a memcpy of the same bytes (x read, y written).
+pub fn bench_rmsnorm<T: Elem + tessel_gpu::rmsnorm::Elem>(
+    g: &Gpu,
+    rows: usize,
+    cols: usize,
+    reps: usize,
+    rng: &mut Rng,
+) -> Result<Timing> {
+    let lx = Layout::parse(&format!("({rows},{cols}):({cols},1)"))
+        .map_err(|e| GpuError::Invalid(e.to_string()))?;
+    let lw = Layout::int(cols as i64, 1).map_err(|e| GpuError::Invalid(e.to_string()))?;
+    let x = g.upload(&rng.fill::<T>(rows * cols), lx)?;
+    let w = g.upload(&rng.fill::<T>(cols), lw)?;
+    let mut y = g.filled(lx, T::poison())?;
+    let k = g.time(5, reps, || g.rmsnorm(&x, &w, &mut y, 1e-6))?;
+    let m = g.time(5, reps, || g.memcpy(&x, &mut y))?;
+    Ok(Timing {
+        what: format!("rmsnorm_{} {rows}x{cols}", T::NAME),
+        bytes: 2.0 * (rows * cols * std::mem::size_of::<T>()) as f64,
+        ms: median(&k),
+        memcpy_ms: median(&m),
+        spread: (k[0], k[k.len() - 1]),
+    })
+}
+
 /// Both shared-memory tiles, by name.
 pub fn smem_names() -> [&'static str; 2] {
     [Padded::<f32>::NAME, Swizzled::<f32>::NAME]

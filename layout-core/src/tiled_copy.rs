@@ -111,9 +111,16 @@ impl TiledCopy {
                 rank: self.threads() as usize,
             });
         }
+        let (thr, vals) = tri!(self.partition_modes(l));
+        Ok((vals, thr.call(tid)))
+    }
+    /// The two halves of every thread's partition of `l`: `thread -> offset of its origin`, and
+    /// the layout of its values `((atom_vals, atoms), rest_m, rest_n)`, the same for all threads.
+    /// For a `const` `l` both are constants; a kernel then evaluates only the first, at its
+    /// thread index.
+    pub const fn partition_modes(&self, l: &Layout) -> Result<(Layout, Layout)> {
         let zd = tri!(zipped_divide(l, &tri!(Tiler::shape(&self.tile))));
         let tv = tri!(composition(&tri!(zd.get(0)), &self.thrval));
-        let off = tri!(tv.get(0)).call(tid);
         let rest = tri!(zd.get(1));
         let mut r = Layout::empty();
         tri!(r.push(&tri!(tv.get(1))));
@@ -122,7 +129,7 @@ impl TiledCopy {
             tri!(r.push(&tri!(rest.get(k))));
             k += 1;
         }
-        Ok((r, off))
+        Ok((tri!(tv.get(0)), r))
     }
     /// `retile(L)`: a thread's values (any layout of `values()` elements per tile, e.g. a
     /// register fragment) regrouped as `((atom_vals, atoms), rest...)`, mode 0 one atom.

@@ -1,0 +1,307 @@
+//! RMSNorm over the rows of an `M x N` matrix: `y = x / sqrt(mean(x^2) + eps) * w`, written as
+//! seed 002 describes.
+//!
+//! A block takes 4 rows, one warp per row: the thread layout is `(4,32)` row-major and each thread
+//! moves `V` contiguous elements per 128-bit access (`V = 4` for f32, `8` for bf16): the tiled copy
+//! `make_tiled_copy_tv((4,32):(32,1), (1,V), 128, bits)` over `(4, 32 V)` tiles. Block `b` walks
+//! the tiles `local_tile(X, (4, 32V), (b, k))` for `k = 0, 1, ...` along the row. The thread's
+//! slice of the identity tensor `make_identity_tensor((M,N))` gives each value's `(row, col)`,
+//! and `elem_less((row, col), (M, N))` is the predicate: rows past `M` (the last block of a
+//! ragged `M`) and columns past `N` (a ragged last tile, `N` a multiple of 8) are skipped.
+//!
+//! Pass 1 accumulates each thread's sum of squares (f32) with four 128-bit loads in flight; the
+//! warp's sum is a butterfly over the 32 lanes (the caller's: shuffles on the device, the same
+//! butterfly on the host). Pass 2 reads `x` and `w` again (from L2) and writes `y`.
+
+use core::marker::PhantomData;
+use layout_core::{
+    const_ok, make_identity_layout, make_tiled_copy_tv, Codomain, FlatLayout, IntTuple, Layout,
+    TiledCopy,
+};
+
+/// Rows per block (one warp each).
+pub const ROWS: i64 = 4;
+/// Threads per block.
+pub const THREADS: i64 = ROWS * 32;
+/// Tiles a thread loads before it uses them, past the cached ones.
+pub const DEPTH: i64 = 4;
+/// Tiles of its row a thread keeps in registers between the passes (16 atoms: 64 registers;
+/// rows up to 4096 bf16 or 2048 f32 elements are read from memory once).
+pub const CACHE: i64 = 16;
+
+/// A thread's cached atoms of its row.
+pub type Cache = [Atom; CACHE as usize];
+const _: () = assert!(CACHE == 16, "unroll16 covers the cached tiles");
+
+/// An element type of the kernel: 32 or 16 bits, widened to f32 for the arithmetic.
+pub trait Elem: Copy {
+    /// Bits per element.
+    const BITS: i64;
+    /// The value of the element whose bits are the low `BITS` of `b`.
+    fn widen(b: u32) -> f32;
+    /// The bits of `v` rounded to this type (round to nearest even).
+    fn narrow(v: f32) -> u32;
+}
+impl Elem for f32 {
+    const BITS: i64 = 32;
+    #[inline(always)]
+    fn widen(b: u32) -> f32 {
+        f32::from_bits(b)
+    }
+    #[inline(always)]
+    fn narrow(v: f32) -> u32 {
+        v.to_bits()
+    }
+}
+impl Elem for half::bf16 {
+    const BITS: i64 = 16;
+    #[inline(always)]
+    fn widen(b: u32) -> f32 {
+        f32::from_bits(b << 16)
+    }
+    #[inline(always)]
+    fn narrow(v: f32) -> u32 {
+        half::bf16::from_f32(v).to_bits() as u32
+    }
+}
+
+/// 128 bits: `V` elements.
+pub type Atom = [u32; 4];
+
+/// Which matrix a load reads.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Src {
+    /// The input `x` (`M x N`).
+    X,
+    /// The weights `w` (`N`).
+    W,
+}
+
+/// How an RMSNorm thread reaches memory: 128-bit accesses at element offsets.
+pub trait RmsMem {
+    /// The 128 bits at element offset `off` of `src`.
+    ///
+    /// # Safety
+    /// The `V` elements must be inside `src`.
+    unsafe fn load(&mut self, src: Src, off: i64) -> Atom;
+    /// Writes 128 bits of `y` at element offset `off`.
+    ///
+    /// # Safety
+    /// The `V` elements must be inside `y`.
+    unsafe fn store(&mut self, off: i64, v: Atom);
+}
+
+/// The kernel's layouts for element type `T`.
+pub struct RmsNorm<T>(PhantomData<T>);
+
+impl<T: Elem> RmsNorm<T> {
+    /// Elements per 128-bit access.
+    pub const V: i64 = 128 / T::BITS;
+    /// Columns per tile: 32 lanes of `V`.
+    pub const TILE_N: i64 = 32 * Self::V;
+    /// The tiled copy: `(4,32)` row-major threads, `(1,V)` values, 128-bit atoms.
+    pub const COPY: TiledCopy = const_ok!(make_tiled_copy_tv(
+        &const_ok!(Layout::parse("(4,32):(32,1)")),
+        &const_ok!(Layout::from_parts(
+            const_ok!(IntTuple::from_ints(&[1, Self::V])),
+            &[1, 1]
+        )),
+        128,
+        T::BITS
+    ));
+    /// The identity tensor's tile `(4, 32V):(1@0,1@1)` (of a rank-2 codomain, as
+    /// `make_identity_tensor((M,N))`'s are, for any `M`, `N`).
+    const TILE_ID: (Layout, Codomain) =
+        const_ok!(make_identity_layout(&const_ok!(IntTuple::from_ints(&[
+            ROWS,
+            Self::TILE_N
+        ]))));
+    /// Thread -> its `(row, col)` in the tile, and its values' offsets `((V,1),1,1)`.
+    const PARTS: (Layout, Layout) = const_ok!(Self::COPY.partition_modes(&Self::TILE_ID.0));
+
+    /// The value of thread `t`'s slice of `local_tile(make_identity_tensor((M,N)), (4, 32V),
+    /// (b, k))`: the ArithTuple `(row, col)` of its first element (its other values are the
+    /// next `V - 1` columns).
+    #[inline(always)]
+    pub const fn coord(b: i64, k: i64, t: i64) -> i64 {
+        let cod = Self::TILE_ID.1;
+        // the tile's origin (b 4, k 32V), plus the thread's part of the partition
+        b * ROWS * cod.basis(0) + k * Self::TILE_N * cod.basis(1) + Self::PARTS.0.call(t)
+    }
+    /// `elem_less(coord, (M, N))`, and the coordinate's `(row, col)`.
+    #[inline(always)]
+    const fn predicate(p: &Problem, x: i64) -> (bool, i64, i64) {
+        let cod = Self::TILE_ID.1;
+        (cod.elem_less(x, &p.x.shape()), cod.get(x, 0), cod.get(x, 1))
+    }
+
+    /// The thread's values of a tile are one atom: `V` consecutive columns.
+    const _ONE_ATOM: () = assert!(Self::PARTS.1.size() == Self::V);
+
+    /// Pass 1 of thread `t` in block `b`: the sum of the squares of its elements of its row (0 for
+    /// a row past `M`).
+    ///
+    /// # Safety
+    /// `m` must reach `x` of `p`.
+    #[inline(always)]
+    pub unsafe fn partial<M: RmsMem>(
+        p: &Problem,
+        m: &mut M,
+        b: i64,
+        t: i64,
+        cache: &mut Cache,
+    ) -> f32 {
+        let () = Self::_ONE_ATOM;
+        let cols = p.x.shape()[1];
+        let mut acc = 0.0f32;
+        // the first CACHE tiles: all loads in flight, kept for pass 2
+        unroll16!(k => {
+            let (inside, row, col) = Self::predicate(p, Self::coord(b, k, t));
+            if inside {
+                cache[k as usize] = m.load(Src::X, p.x.dot([row, col]));
+            }
+        });
+        unroll16!(k => {
+            acc += sum_sq::<T>(&cache[k as usize]);
+        });
+        // the rest of a long row, DEPTH tiles at a time
+        let mut k = CACHE;
+        while k * Self::TILE_N < cols {
+            let mut v = [[0u32; 4]; DEPTH as usize];
+            let mut d = 0;
+            while d < DEPTH {
+                let (inside, row, col) = Self::predicate(p, Self::coord(b, k + d, t));
+                if inside {
+                    v[d as usize] = m.load(Src::X, p.x.dot([row, col]));
+                }
+                d += 1;
+            }
+            let mut d = 0;
+            while d < DEPTH {
+                acc += sum_sq::<T>(&v[d as usize]);
+                d += 1;
+            }
+            k += DEPTH;
+        }
+        acc
+    }
+
+    /// Pass 2 of thread `t` in block `b`, given its row's sum of squares: `y = x rstd w`.
+    ///
+    /// # Safety
+    /// `m` must reach `x`, `w` and `y` of `p`.
+    #[inline(always)]
+    pub unsafe fn finish<M: RmsMem>(
+        p: &Problem,
+        m: &mut M,
+        b: i64,
+        t: i64,
+        sum_sq: f32,
+        cache: &Cache,
+    ) {
+        let cols = p.x.shape()[1];
+        let rstd = p.rstd(sum_sq);
+        unroll16!(k => {
+            let (inside, row, col) = Self::predicate(p, Self::coord(b, k, t));
+            if inside {
+                let off = p.x.dot([row, col]);
+                let w = m.load(Src::W, col);
+                m.store(off, scale::<T>(&cache[k as usize], &w, rstd));
+            }
+        });
+        let mut k = CACHE;
+        while k * Self::TILE_N < cols {
+            let (inside, row, col) = Self::predicate(p, Self::coord(b, k, t));
+            if inside {
+                let off = p.x.dot([row, col]);
+                let (x, w) = (m.load(Src::X, off), m.load(Src::W, col));
+                m.store(off, scale::<T>(&x, &w, rstd));
+            }
+            k += 1;
+        }
+    }
+}
+
+/// The sum of the squares of an atom's elements.
+#[inline(always)]
+fn sum_sq<T: Elem>(a: &Atom) -> f32 {
+    let mut s = 0.0f32;
+    let mut i = 0;
+    while i < 128 / T::BITS {
+        let e = T::widen(lane::<T>(a, i));
+        s += e * e;
+        i += 1;
+    }
+    s
+}
+
+/// The bits of element `i` of an atom.
+#[inline(always)]
+fn lane<T: Elem>(a: &Atom, i: i64) -> u32 {
+    let per = 32 / T::BITS; // elements per word
+    let w = a[(i / per) as usize];
+    if per == 1 {
+        w
+    } else {
+        (w >> (T::BITS * (i % per))) & 0xffff
+    }
+}
+
+/// `x * rstd * w`, element by element, rounded to `T`.
+#[inline(always)]
+fn scale<T: Elem>(x: &Atom, w: &Atom, rstd: f32) -> Atom {
+    let per = 32 / T::BITS;
+    let mut out = [0u32; 4];
+    let mut i = 0;
+    while i < 128 / T::BITS {
+        let y = T::widen(lane::<T>(x, i)) * rstd * T::widen(lane::<T>(w, i));
+        out[(i / per) as usize] |= T::narrow(y) << (T::BITS * (i % per));
+        i += 1;
+    }
+    out
+}
+
+/// An RMSNorm problem: `x` is `(M,N):(N,1)`, `N` a multiple of 8.
+#[derive(Clone, Copy, Debug)]
+pub struct Problem {
+    /// The input's (and output's) layout.
+    pub x: FlatLayout<2>,
+    /// Added to the mean square.
+    pub eps: f32,
+}
+
+impl Problem {
+    /// `M x N`; `None` unless `M >= 1`, `N >= 8` a multiple of 8 and nothing overflows.
+    #[inline(always)]
+    pub const fn new(rows: i64, cols: i64, eps: f32) -> Option<Self> {
+        if cols % 8 != 0 || cols < 8 {
+            return None;
+        }
+        match FlatLayout::row_major([rows, cols]) {
+            Ok(x) => Some(Self { x, eps }),
+            Err(_) => None,
+        }
+    }
+    /// Blocks: `ceil(M / 4)`.
+    pub const fn grid(&self) -> i64 {
+        (self.x.shape()[0] + ROWS - 1) / ROWS
+    }
+    /// `1 / sqrt(sum_sq / N + eps)`.
+    #[inline(always)]
+    pub fn rstd(&self, sum_sq: f32) -> f32 {
+        1.0 / sqrt(sum_sq / self.x.shape()[1] as f32 + self.eps)
+    }
+}
+
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+fn sqrt(x: f32) -> f32 {
+    // sqrt.rn.f32: correctly rounded, as the host's
+    core::intrinsics::sqrtf32(x)
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+#[inline(always)]
+fn sqrt(x: f32) -> f32 {
+    x.sqrt()
+}
