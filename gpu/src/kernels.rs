@@ -150,6 +150,17 @@ unsafe fn rmsnorm<T: RmsElem>(x: *const T, w: *const T, y: *mut T, rows: i64, co
     let (b, t) = (block_x(), thread_x());
     let mut cache = [[0u32; 4]; CACHE as usize];
     let part = RmsNorm::<T>::partial(&p, &mut m, b, t, &mut cache);
+    // keep the cached atoms as raw bits: without this the compiler keeps pass 1's widened f32
+    // values alive for pass 2 (twice the registers: 211 for bf16, and half the bandwidth)
+    for atom in cache.iter_mut() {
+        for w in atom.iter_mut() {
+            core::arch::asm!(
+                "/* {0} */",
+                inout(reg32) * w,
+                options(pure, nomem, nostack, preserves_flags)
+            );
+        }
+    }
     // one warp per row: the row's sum in every lane
     let total = warp_sum(part);
     RmsNorm::<T>::finish(&p, &mut m, b, t, total, &cache);
