@@ -166,6 +166,17 @@ const fn value_part(v: i64) -> (i64, i64) {
     (ROWS_V.call(v), COLS_V.call(v))
 }
 
+/// Thread `t` on the tile at tile row `br`, tile column `bc` of `g`: its part of the tile
+/// coordinates, its first element's coordinates in `g`, whether the whole tile is inside `g` (no
+/// predicates needed), and that element's offset.
+#[inline(always)]
+const fn start(g: &FlatLayout<2>, br: i64, bc: i64, t: i64) -> ((i64, i64), (i64, i64), bool, i64) {
+    let (ti, tj) = thread_part(t);
+    let (i0, j0) = (br * TILE + ti, bc * TILE + tj);
+    let inside = g.contains([br * TILE + TILE - 1, bc * TILE + TILE - 1]);
+    ((ti, tj), (i0, j0), inside, g.dot([i0, j0]))
+}
+
 impl Problem {
     /// A `rows x cols` transpose; `None` when the extents are not positive or overflow.
     #[inline(always)]
@@ -198,13 +209,7 @@ impl Problem {
         by: i64,
         t: i64,
     ) {
-        let (ti, tj) = thread_part(t);
-        // the thread's first element, in the input
-        let (i0, j0) = (by * TILE + ti, bx * TILE + tj);
-        let inside = self
-            .input
-            .contains([by * TILE + TILE - 1, bx * TILE + TILE - 1]);
-        let g0 = self.input.dot([i0, j0]);
+        let ((ti, tj), (i0, j0), inside, g0) = start(&self.input, by, bx, t);
         let mut regs: [Option<M::E>; VALUES as usize] = [None; VALUES as usize];
         unroll16!(v => {
             let (vi, vj) = value_part(v);
@@ -233,13 +238,7 @@ impl Problem {
         by: i64,
         t: i64,
     ) {
-        let (ti, tj) = thread_part(t);
-        // the thread's first element, in the output
-        let (i0, j0) = (bx * TILE + ti, by * TILE + tj);
-        let inside = self
-            .output
-            .contains([bx * TILE + TILE - 1, by * TILE + TILE - 1]);
-        let g0 = self.output.dot([i0, j0]);
+        let ((ti, tj), (i0, j0), inside, g0) = start(&self.output, bx, by, t);
         unroll16!(v => {
             let (vi, vj) = value_part(v);
             if inside || self.output.contains([i0 + vi, j0 + vj]) {
