@@ -272,7 +272,7 @@ pub fn run_rmsnorm<T: Elem + tessel_gpu::rmsnorm::Elem>(
     rng: &mut Rng,
 ) -> Result<Verdict> {
     let eps = 1e-6f32;
-    if rows == 0 || cols < 8 || cols % 8 != 0 {
+    if rows == 0 || cols < 8 || cols & 7 != 0 {
         return Err(GpuError::Invalid(format!(
             "rmsnorm needs M >= 1 and N a positive multiple of 8, got {rows}x{cols}"
         )));
