@@ -97,3 +97,21 @@ pub fn warp_sum(mut v: f32) -> f32 {
     }
     v
 }
+
+/// `cp.async.cg.shared.global [dst], [src], 16`: starts copying 16 bytes from global to shared
+/// memory without passing through registers; [`cp_async_wait_all`] waits for the thread's copies.
+///
+/// # Safety
+/// `dst` (shared memory) and `src` (global memory) must be 16-byte aligned and valid for 16
+/// bytes; `dst` must not be read before the wait.
+#[inline(always)]
+pub unsafe fn cp_async_16(dst: *mut V4, src: *const u8) {
+    asm!("{{ .reg .u64 s; cvta.to.shared.u64 s, {d}; cp.async.cg.shared.global [s], [{g}], 16; }}",
+         d = in(reg64) dst, g = in(reg64) src, options(nostack, preserves_flags));
+}
+
+/// `cp.async.wait_all`: this thread's asynchronous copies have landed.
+#[inline(always)]
+pub fn cp_async_wait_all() {
+    unsafe { asm!("cp.async.wait_all;", options(nostack, preserves_flags)) }
+}

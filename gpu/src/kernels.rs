@@ -3,7 +3,9 @@
 
 use crate::copy::{CopyMem, VecCopy};
 use crate::device::*;
-use crate::rmsnorm::{Atom, Elem as RmsElem, Problem as RmsProblem, RmsMem, RmsNorm, Src, CACHE};
+use crate::rmsnorm::{
+    Atom, Elem as RmsElem, Problem as RmsProblem, RmsMem, RmsNorm, Src, THREADS as RMS_THREADS,
+};
 use crate::transpose::{Padded, Problem, SmemTile, Swizzled, TransposeMem};
 use half::{bf16, f16};
 
@@ -110,12 +112,14 @@ transpose_kernel!(transpose_swizzle_f32, f32, Swizzled);
 transpose_kernel!(transpose_swizzle_f16, f16, Swizzled);
 transpose_kernel!(transpose_swizzle_bf16, bf16, Swizzled);
 
-/// Global memory of an RMSNorm.
+/// Global memory of an RMSNorm, and the block's staging slots in shared memory.
 struct GlobalRms {
     x: *const u32,
     w: *const u32,
     y: *mut u32,
     bytes: i64,
+    /// This thread's slot 0; slot `k` is `THREADS` slots further per tile.
+    slots: *mut V4,
 }
 
 impl RmsMem for GlobalRms {
@@ -134,43 +138,54 @@ impl RmsMem for GlobalRms {
             V4(v),
         )
     }
+    #[inline(always)]
+    unsafe fn stage(&mut self, k: i64, off: i64) {
+        let g = (self.x as *const u8).add((off * self.bytes) as usize);
+        cp_async_16(self.slots.add((k * RMS_THREADS) as usize), g);
+    }
+    #[inline(always)]
+    unsafe fn wait_staged(&mut self) {
+        cp_async_wait_all();
+    }
+    #[inline(always)]
+    unsafe fn staged(&mut self, k: i64) -> Atom {
+        (*self.slots.add((k * RMS_THREADS) as usize)).0
+    }
 }
 
 #[inline(always)]
-unsafe fn rmsnorm<T: RmsElem>(x: *const T, w: *const T, y: *mut T, rows: i64, cols: i64, eps: f32) {
-    let Some(p) = RmsProblem::new(rows, cols, eps) else {
+unsafe fn rmsnorm<T: RmsElem>(
+    x: *const T,
+    w: *const T,
+    y: *mut T,
+    rows: i64,
+    cols: i64,
+    eps: f32,
+    staged: i64,
+) {
+    let Some(p) = RmsProblem::new(rows, cols, eps, staged) else {
         trap()
     };
+    let (b, t) = (block_x(), thread_x());
     let mut m = GlobalRms {
         x: x as *const u32,
         w: w as *const u32,
         y: y as *mut u32,
         bytes: core::mem::size_of::<T>() as i64,
+        slots: dynamic_smem::<V4>().add(t as usize),
     };
-    let (b, t) = (block_x(), thread_x());
-    let mut cache = [[0u32; 4]; CACHE as usize];
-    let part = RmsNorm::<T>::partial(&p, &mut m, b, t, &mut cache);
-    // keep the cached atoms as raw bits: without this the compiler keeps pass 1's widened f32
-    // values alive for pass 2 (twice the registers: 211 for bf16, and half the bandwidth)
-    for atom in cache.iter_mut() {
-        for w in atom.iter_mut() {
-            core::arch::asm!(
-                "/* {0} */",
-                inout(reg32) * w,
-                options(pure, nomem, nostack, preserves_flags)
-            );
-        }
-    }
+    let part = RmsNorm::<T>::partial(&p, &mut m, b, t);
     // one warp per row: the row's sum in every lane
     let total = warp_sum(part);
-    RmsNorm::<T>::finish(&p, &mut m, b, t, total, &cache);
+    RmsNorm::<T>::finish(&p, &mut m, b, t, total);
 }
 
 macro_rules! rmsnorm_kernel {
     ($name:ident, $t:ty) => {
         /// `y = x / sqrt(mean(x^2) + eps) * w` over the rows of a row-major `rows x cols` `x`
         /// (`cols` a multiple of 8; `x`, `w`, `y` 16-byte aligned). Launch with
-        /// `rmsnorm::Problem::grid` blocks of `rmsnorm::THREADS` threads.
+        /// `rmsnorm::Problem::grid` blocks of `rmsnorm::THREADS` threads and
+        /// `staged * rmsnorm::STAGE_BYTES` bytes of dynamic shared memory.
         #[no_mangle]
         pub unsafe extern "ptx-kernel" fn $name(
             x: *const $t,
@@ -179,8 +194,9 @@ macro_rules! rmsnorm_kernel {
             rows: i64,
             cols: i64,
             eps: f32,
+            staged: i64,
         ) {
-            rmsnorm::<$t>(x, w, y, rows, cols, eps)
+            rmsnorm::<$t>(x, w, y, rows, cols, eps, staged)
         }
     };
 }

@@ -9,9 +9,12 @@
 //! and `elem_less((row, col), (M, N))` is the predicate: rows past `M` (the last block of a
 //! ragged `M`) and columns past `N` (a ragged last tile, `N` a multiple of 8) are skipped.
 //!
-//! Pass 1 accumulates each thread's sum of squares (f32) with four 128-bit loads in flight; the
-//! warp's sum is a butterfly over the 32 lanes (the caller's: shuffles on the device, the same
-//! butterfly on the host). Pass 2 reads `x` and `w` again (from L2) and writes `y`.
+//! Pass 1 stages the thread's atoms of its row in shared memory (asynchronous copies, all in
+//! flight at once, no registers held: `cp.async` on the device), waits, and sums their squares in
+//! f32; the warp's sum is a butterfly over the 32 lanes (the caller's: shuffles on the device, the
+//! same butterfly on the host). Pass 2 scales the staged atoms by `rstd * w` and writes `y`. Each
+//! thread reads back only the slots it staged, so no barrier is needed. A row longer than the
+//! staging area (`Problem::staged` tiles) has its remaining tiles read twice.
 
 use core::marker::PhantomData;
 use layout_core::{
@@ -23,15 +26,10 @@ use layout_core::{
 pub const ROWS: i64 = 4;
 /// Threads per block.
 pub const THREADS: i64 = ROWS * 32;
-/// Tiles a thread loads before it uses them, past the cached ones.
+/// Tiles a thread loads before it uses them, past the staged ones.
 pub const DEPTH: i64 = 4;
-/// Tiles of its row a thread keeps in registers between the passes (16 atoms: 64 registers;
-/// rows up to 4096 bf16 or 2048 f32 elements are read from memory once).
-pub const CACHE: i64 = 16;
-
-/// A thread's cached atoms of its row.
-pub type Cache = [Atom; CACHE as usize];
-const _: () = assert!(CACHE == 16, "unroll16 covers the cached tiles");
+/// Shared memory per staged tile: one 16-byte slot per thread.
+pub const STAGE_BYTES: i64 = THREADS * 16;
 
 /// An element type of the kernel: 32 or 16 bits, widened to f32 for the arithmetic.
 pub trait Elem: Copy {
@@ -89,6 +87,22 @@ pub trait RmsMem {
     /// # Safety
     /// The `V` elements must be inside `y`.
     unsafe fn store(&mut self, off: i64, v: Atom);
+    /// Starts copying the 128 bits of `x` at element offset `off` into this thread's staging
+    /// slot `k` (slot `(t, k)` of the block's `(THREADS, staged):(1, THREADS)` slots).
+    ///
+    /// # Safety
+    /// As [`RmsMem::load`]; `k` below the staged tiles.
+    unsafe fn stage(&mut self, k: i64, off: i64);
+    /// Waits until this thread's staged copies have landed.
+    ///
+    /// # Safety
+    /// Every thread that staged must wait before it reads its slots.
+    unsafe fn wait_staged(&mut self);
+    /// This thread's slot `k`.
+    ///
+    /// # Safety
+    /// The slot must have been staged and waited for.
+    unsafe fn staged(&mut self, k: i64) -> Atom;
 }
 
 /// The kernel's layouts for element type `T`.
@@ -142,30 +156,32 @@ impl<T: Elem> RmsNorm<T> {
     /// a row past `M`).
     ///
     /// # Safety
-    /// `m` must reach `x` of `p`.
+    /// `m` must reach `x` of `p` and `p.staged` slots.
     #[inline(always)]
-    pub unsafe fn partial<M: RmsMem>(
-        p: &Problem,
-        m: &mut M,
-        b: i64,
-        t: i64,
-        cache: &mut Cache,
-    ) -> f32 {
+    pub unsafe fn partial<M: RmsMem>(p: &Problem, m: &mut M, b: i64, t: i64) -> f32 {
         let () = Self::_ONE_ATOM;
         let cols = p.x.shape()[1];
+        let staged = Self::staged_tiles(p);
         let mut acc = 0.0f32;
-        // the first CACHE tiles: all loads in flight, kept for pass 2
-        unroll16!(k => {
+        // the staged tiles: every copy in flight before the first wait
+        let mut k = 0;
+        while k < staged {
             let (inside, row, col) = Self::predicate(p, Self::coord(b, k, t));
             if inside {
-                cache[k as usize] = m.load(Src::X, p.x.dot([row, col]));
+                m.stage(k, p.x.dot([row, col]));
             }
-        });
-        unroll16!(k => {
-            acc += sum_sq::<T>(&cache[k as usize]);
-        });
+            k += 1;
+        }
+        m.wait_staged();
+        let mut k = 0;
+        while k < staged {
+            if Self::predicate(p, Self::coord(b, k, t)).0 {
+                acc += sum_sq::<T>(&m.staged(k));
+            }
+            k += 1;
+        }
         // the rest of a long row, DEPTH tiles at a time
-        let mut k = CACHE;
+        let mut k = staged;
         while k * Self::TILE_N < cols {
             let mut v = [[0u32; 4]; DEPTH as usize];
             let mut d = 0;
@@ -189,35 +205,53 @@ impl<T: Elem> RmsNorm<T> {
     /// Pass 2 of thread `t` in block `b`, given its row's sum of squares: `y = x rstd w`.
     ///
     /// # Safety
-    /// `m` must reach `x`, `w` and `y` of `p`.
+    /// `m` must reach `x`, `w` and `y` of `p`, and the slots pass 1 staged.
     #[inline(always)]
-    pub unsafe fn finish<M: RmsMem>(
-        p: &Problem,
-        m: &mut M,
-        b: i64,
-        t: i64,
-        sum_sq: f32,
-        cache: &Cache,
-    ) {
+    pub unsafe fn finish<M: RmsMem>(p: &Problem, m: &mut M, b: i64, t: i64, sum_sq: f32) {
         let cols = p.x.shape()[1];
+        let staged = Self::staged_tiles(p);
         let rstd = p.rstd(sum_sq);
-        unroll16!(k => {
-            let (inside, row, col) = Self::predicate(p, Self::coord(b, k, t));
-            if inside {
-                let off = p.x.dot([row, col]);
-                let w = m.load(Src::W, col);
-                m.store(off, scale::<T>(&cache[k as usize], &w, rstd));
-            }
-        });
-        let mut k = CACHE;
+        let mut k = 0;
         while k * Self::TILE_N < cols {
             let (inside, row, col) = Self::predicate(p, Self::coord(b, k, t));
             if inside {
                 let off = p.x.dot([row, col]);
-                let (x, w) = (m.load(Src::X, off), m.load(Src::W, col));
+                let x = if k < staged {
+                    m.staged(k)
+                } else {
+                    m.load(Src::X, off)
+                };
+                let w = m.load(Src::W, col);
                 m.store(off, scale::<T>(&x, &w, rstd));
             }
             k += 1;
+        }
+    }
+
+    /// Tiles along a row of `cols` elements.
+    pub const fn tiles(cols: i64) -> i64 {
+        (cols + Self::TILE_N - 1) / Self::TILE_N
+    }
+
+    /// Tiles to stage for rows of `cols` elements with `smem` bytes of shared memory per block:
+    /// the whole row when it fits.
+    pub const fn staged_for(cols: i64, smem: i64) -> i64 {
+        let (all, fit) = (Self::tiles(cols), smem / STAGE_BYTES);
+        if all < fit {
+            all
+        } else {
+            fit
+        }
+    }
+
+    /// Tiles of a row staged: the problem's staging area, at most the row.
+    #[inline(always)]
+    const fn staged_tiles(p: &Problem) -> i64 {
+        let all = Self::tiles(p.x.shape()[1]);
+        if p.staged < all {
+            p.staged
+        } else {
+            all
         }
     }
 }
@@ -268,17 +302,21 @@ pub struct Problem {
     pub x: FlatLayout<2>,
     /// Added to the mean square.
     pub eps: f32,
+    /// Tiles of each row staged in shared memory (`staged * STAGE_BYTES` bytes per block);
+    /// the rest are read twice.
+    pub staged: i64,
 }
 
 impl Problem {
-    /// `M x N`; `None` unless `M >= 1`, `N >= 8` a multiple of 8 and nothing overflows.
+    /// `M x N`, with `staged` tiles of each row staged in shared memory; `None` unless
+    /// `M >= 1`, `N >= 8` a multiple of 8, `staged >= 0` and nothing overflows.
     #[inline(always)]
-    pub const fn new(rows: i64, cols: i64, eps: f32) -> Option<Self> {
-        if cols % 8 != 0 || cols < 8 {
+    pub const fn new(rows: i64, cols: i64, eps: f32, staged: i64) -> Option<Self> {
+        if cols % 8 != 0 || cols < 8 || staged < 0 {
             return None;
         }
         match FlatLayout::row_major([rows, cols]) {
-            Ok(x) => Some(Self { x, eps }),
+            Ok(x) => Some(Self { x, eps, staged }),
             Err(_) => None,
         }
     }

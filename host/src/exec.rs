@@ -150,6 +150,10 @@ struct HostRms<'a, T> {
     y: &'a mut [T],
     writes: &'a mut [u32],
     v: usize,
+    /// The running thread's staging slots (`None`: not staged, or staged and not waited for).
+    slots: Vec<Option<Atom>>,
+    /// Staged but not yet waited for.
+    pending: Vec<(usize, Atom)>,
 }
 
 impl<T: Elem> RmsMem for HostRms<'_, T> {
@@ -167,6 +171,19 @@ impl<T: Elem> RmsMem for HostRms<'_, T> {
         }
         a
     }
+    unsafe fn stage(&mut self, k: i64, off: i64) {
+        let a = self.load(Src::X, off);
+        self.pending.push((k as usize, a));
+    }
+    unsafe fn wait_staged(&mut self) {
+        for (k, a) in self.pending.drain(..) {
+            self.slots[k] = Some(a);
+        }
+    }
+    unsafe fn staged(&mut self, k: i64) -> Atom {
+        self.slots[k as usize]
+            .unwrap_or_else(|| panic!("slot {k} read before it was staged and waited for"))
+    }
     unsafe fn store(&mut self, off: i64, v: Atom) {
         let (o, per) = (off as usize, self.v / 4);
         let bits = 32 / per;
@@ -182,17 +199,21 @@ impl<T: Elem> RmsMem for HostRms<'_, T> {
     }
 }
 
-/// The RMSNorm kernel on the host: every block's four warps run pass 1 for their 32 lanes, the
-/// warp's butterfly sum (as the shuffles do it), then pass 2.
+/// The RMSNorm kernel on the host, staging `staged` tiles per row: every block's four warps run
+/// pass 1 for their 32 lanes, the warp's butterfly sum (as the shuffles do it), then pass 2. Each
+/// thread has its own staging slots, as on the device; a slot read before it was staged and
+/// waited for panics.
 pub fn rmsnorm<T: Elem + rms::Elem>(
     x: &[T],
     w: &[T],
     rows: i64,
     cols: i64,
     eps: f32,
+    staged: i64,
     poison: T,
 ) -> Run<T> {
-    let p = rms::Problem::new(rows, cols, eps).expect("M >= 1 and N a positive multiple of 8");
+    let p =
+        rms::Problem::new(rows, cols, eps, staged).expect("M >= 1 and N a positive multiple of 8");
     assert_eq!(x.len() as i64, rows * cols, "x size");
     assert_eq!(w.len() as i64, cols, "w size");
     let mut out = vec![poison; x.len()];
@@ -203,23 +224,28 @@ pub fn rmsnorm<T: Elem + rms::Elem>(
         y: &mut out,
         writes: &mut writes,
         v: RmsNorm::<T>::V as usize,
+        slots: vec![],
+        pending: vec![],
     };
+    let nslots = staged.max(0) as usize;
     for b in 0..p.grid() {
         for warp in 0..rms::ROWS {
             let ts: Vec<i64> = (0..32).map(|lane| warp * 32 + lane).collect();
-            let mut caches = vec![[[0u32; 4]; rms::CACHE as usize]; 32];
-            // SAFETY: host memory; out-of-range accesses panic.
-            let mut v: Vec<f32> = ts
-                .iter()
-                .zip(caches.iter_mut())
-                .map(|(&t, c)| unsafe { RmsNorm::<T>::partial(&p, &mut m, b, t, c) })
-                .collect();
+            let mut slots = vec![vec![None; nslots]; 32];
+            let mut v = vec![0f32; 32];
+            for (i, &t) in ts.iter().enumerate() {
+                m.slots = std::mem::take(&mut slots[i]);
+                // SAFETY: host memory; out-of-range accesses panic.
+                v[i] = unsafe { RmsNorm::<T>::partial(&p, &mut m, b, t) };
+                slots[i] = std::mem::take(&mut m.slots);
+            }
             for mask in [16, 8, 4, 2, 1] {
                 v = (0..32).map(|i| v[i] + v[i ^ mask]).collect();
             }
             for (i, &t) in ts.iter().enumerate() {
+                m.slots = std::mem::take(&mut slots[i]);
                 // SAFETY: as above
-                unsafe { RmsNorm::<T>::finish(&p, &mut m, b, t, v[i], &caches[i]) };
+                unsafe { RmsNorm::<T>::finish(&p, &mut m, b, t, v[i]) };
             }
         }
     }

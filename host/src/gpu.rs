@@ -112,6 +112,7 @@ pub struct Gpu {
     name: String,
     arch: String,
     sms: u32,
+    smem_optin: i64,
 }
 
 impl Gpu {
@@ -153,6 +154,11 @@ impl Gpu {
         let sms = ctx
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
             .ctx(|| "multiprocessor count".into())? as u32;
+        let smem_optin = ctx
+            .attribute(
+                sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+            )
+            .ctx(|| "shared memory per block".into())? as i64;
         // one stream, ordered: cudarc's per-buffer event tracking would only add work per launch
         // SAFETY: every launch and copy of this type goes to the one stream.
         unsafe { ctx.disable_event_tracking() };
@@ -164,6 +170,7 @@ impl Gpu {
             name,
             arch,
             sms,
+            smem_optin,
         })
     }
 
@@ -178,6 +185,10 @@ impl Gpu {
     /// Multiprocessors.
     pub fn sms(&self) -> u32 {
         self.sms
+    }
+    /// The most shared memory a block can have (after opting in).
+    pub fn smem_per_block(&self) -> i64 {
+        self.smem_optin
     }
 
     fn function(&self, name: &str) -> Result<CudaFunction> {
@@ -316,7 +327,8 @@ impl Gpu {
                 x.layout, y.layout, w.layout
             )));
         }
-        let p = tessel_gpu::rmsnorm::Problem::new(rows, cols, eps).ok_or_else(|| {
+        let staged = tessel_gpu::rmsnorm::RmsNorm::<T>::staged_for(cols, self.smem_optin);
+        let p = tessel_gpu::rmsnorm::Problem::new(rows, cols, eps, staged).ok_or_else(|| {
             GpuError::Invalid(format!(
                 "rmsnorm needs N a positive multiple of 8, got N = {cols}"
             ))
