@@ -86,3 +86,22 @@ fn transpose_shared_offsets_are_immediates() {
         assert_eq!(got, want, "{arch}: shared-store immediates");
     }
 }
+
+/// Each kernel takes the parameters its launcher in `host/src/gpu.rs` passes (a launch with too
+/// few arguments reads garbage: seen once as a segfault inside `cuLaunchKernel`).
+#[test]
+fn kernels_take_the_launchers_parameters() {
+    let want = |k: &str| match k {
+        k if k.starts_with("copy") => 3,
+        k if k.starts_with("transpose") => 4,
+        k if k.starts_with("rmsnorm") => 7,
+        _ => unreachable!(),
+    };
+    for (arch, ptx) in tessel::ptx::PTX {
+        for k in KERNELS {
+            let body = entry(ptx, k);
+            let sig = &body[..body.find(')').unwrap()];
+            assert_eq!(sig.matches(".param").count(), want(k), "{arch} {k}");
+        }
+    }
+}

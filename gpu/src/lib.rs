@@ -27,6 +27,13 @@ extern crate std;
 
 /// Runs `$body` with `$v` bound to each of `0..16` in turn, unrolled: a register array indexed by
 /// a run-time value would go to local memory.
+/// [`unroll16`] for `0..4`.
+macro_rules! unroll4 {
+    ($v:ident => $body:expr) => {
+        unroll16!(@ $v => $body; 0 1 2 3)
+    };
+}
+
 macro_rules! unroll16 {
     ($v:ident => $body:expr) => {
         unroll16!(@ $v => $body; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)

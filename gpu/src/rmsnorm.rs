@@ -28,6 +28,7 @@ pub const ROWS: i64 = 4;
 pub const THREADS: i64 = ROWS * 32;
 /// Tiles a thread loads before it uses them, past the staged ones.
 pub const DEPTH: i64 = 4;
+const _: () = assert!(DEPTH == 4, "unroll4 covers DEPTH tiles");
 /// Shared memory per staged tile: one 16-byte slot per thread.
 pub const STAGE_BYTES: i64 = THREADS * 16;
 
@@ -39,6 +40,11 @@ pub trait Elem: Copy {
     fn widen(b: u32) -> f32;
     /// The bits of `v` rounded to this type (round to nearest even).
     fn narrow(v: f32) -> u32;
+    /// Two 16-bit elements rounded and packed in one word, `lo` in the low half.
+    #[inline(always)]
+    fn narrow2(lo: f32, hi: f32) -> u32 {
+        Self::narrow(lo) | (Self::narrow(hi) << 16)
+    }
 }
 impl Elem for f32 {
     const BITS: i64 = 32;
@@ -60,6 +66,19 @@ impl Elem for half::bf16 {
     #[inline(always)]
     fn narrow(v: f32) -> u32 {
         half::bf16::from_f32(v).to_bits() as u32
+    }
+    /// On the device one `cvt.rn.bf16x2.f32`: the same round-to-nearest-even as `half`'s.
+    #[cfg(target_arch = "nvptx64")]
+    #[inline(always)]
+    fn narrow2(lo: f32, hi: f32) -> u32 {
+        let r: u32;
+        // SAFETY: a pure register conversion (sm_80 and newer)
+        unsafe {
+            core::arch::asm!("cvt.rn.bf16x2.f32 {r}, {hi}, {lo};",
+                 r = out(reg32) r, hi = in(reg32) hi, lo = in(reg32) lo,
+                 options(pure, nomem, nostack, preserves_flags));
+        }
+        r
     }
 }
 
@@ -211,20 +230,32 @@ impl<T: Elem> RmsNorm<T> {
         let cols = p.x.shape()[1];
         let staged = Self::staged_tiles(p);
         let rstd = p.rstd(sum_sq);
+        // DEPTH tiles at a time: their `w` (and unstaged `x`) loads all in flight before the
+        // first store
         let mut k = 0;
         while k * Self::TILE_N < cols {
-            let (inside, row, col) = Self::predicate(p, Self::coord(b, k, t));
-            if inside {
-                let off = p.x.dot([row, col]);
-                let x = if k < staged {
-                    m.staged(k)
-                } else {
-                    m.load(Src::X, off)
-                };
-                let w = m.load(Src::W, col);
-                m.store(off, scale::<T>(&x, &w, rstd));
-            }
-            k += 1;
+            let (mut xs, mut ws) = ([[0u32; 4]; DEPTH as usize], [[0u32; 4]; DEPTH as usize]);
+            let mut offs = [-1i64; DEPTH as usize];
+            unroll4!(d => {
+                let (inside, row, col) = Self::predicate(p, Self::coord(b, k + d, t));
+                if inside {
+                    let off = p.x.dot([row, col]);
+                    offs[d as usize] = off;
+                    xs[d as usize] = if k + d < staged {
+                        m.staged(k + d)
+                    } else {
+                        m.load(Src::X, off)
+                    };
+                    ws[d as usize] = m.load(Src::W, col);
+                }
+            });
+            unroll4!(d => {
+                if offs[d as usize] >= 0 {
+                    let y = scale::<T>(&xs[d as usize], &ws[d as usize], rstd);
+                    m.store(offs[d as usize], y);
+                }
+            });
+            k += DEPTH;
         }
     }
 
@@ -285,12 +316,17 @@ fn lane<T: Elem>(a: &Atom, i: i64) -> u32 {
 #[inline(always)]
 fn scale<T: Elem>(x: &Atom, w: &Atom, rstd: f32) -> Atom {
     let per = 32 / T::BITS;
+    let y = |i: i64| T::widen(lane::<T>(x, i)) * rstd * T::widen(lane::<T>(w, i));
     let mut out = [0u32; 4];
-    let mut i = 0;
-    while i < 128 / T::BITS {
-        let y = T::widen(lane::<T>(x, i)) * rstd * T::widen(lane::<T>(w, i));
-        out[(i / per) as usize] |= T::narrow(y) << (T::BITS * (i % per));
-        i += 1;
+    let mut word = 0;
+    while word < 4 {
+        let i = word * per;
+        out[word as usize] = if per == 1 {
+            T::narrow(y(i))
+        } else {
+            T::narrow2(y(i), y(i + 1))
+        };
+        word += 1;
     }
     out
 }

@@ -190,6 +190,14 @@ impl Gpu {
     pub fn smem_per_block(&self) -> i64 {
         self.smem_optin
     }
+    /// Shared memory an RMSNorm block stages its rows in: all a block can have, or
+    /// `TESSEL_RMSNORM_SMEM` bytes (a tuning knob: less staging, more blocks per SM).
+    pub fn rmsnorm_smem(&self) -> i64 {
+        std::env::var("TESSEL_RMSNORM_SMEM")
+            .ok()
+            .and_then(|v| v.parse::<i64>().ok())
+            .map_or(self.smem_optin, |v| v.clamp(0, self.smem_optin))
+    }
 
     fn function(&self, name: &str) -> Result<CudaFunction> {
         self.module
@@ -327,7 +335,7 @@ impl Gpu {
                 x.layout, y.layout, w.layout
             )));
         }
-        let staged = tessel_gpu::rmsnorm::RmsNorm::<T>::staged_for(cols, self.smem_optin);
+        let staged = tessel_gpu::rmsnorm::RmsNorm::<T>::staged_for(cols, self.rmsnorm_smem());
         let p = tessel_gpu::rmsnorm::Problem::new(rows, cols, eps, staged).ok_or_else(|| {
             GpuError::Invalid(format!(
                 "rmsnorm needs N a positive multiple of 8, got N = {cols}"
@@ -340,10 +348,16 @@ impl Gpu {
         }
         let name = format!("rmsnorm_{}", T::NAME);
         let f = self.function(&name)?;
+        let smem = (staged * tessel_gpu::rmsnorm::STAGE_BYTES) as u32;
+        f.set_attribute(
+            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            smem as i32,
+        )
+        .ctx(|| format!("{name}: {smem} bytes of shared memory"))?;
         let cfg = LaunchConfig {
             grid_dim: (p.grid() as u32, 1, 1),
             block_dim: (tessel_gpu::rmsnorm::THREADS as u32, 1, 1),
-            shared_mem_bytes: 0,
+            shared_mem_bytes: smem,
         };
         let mut b = self.stream.launch_builder(&f);
         b.arg(&x.buf)
@@ -351,7 +365,8 @@ impl Gpu {
             .arg(&mut y.buf)
             .arg(&rows)
             .arg(&cols)
-            .arg(&eps);
+            .arg(&eps)
+            .arg(&staged);
         // SAFETY: the arguments match the kernel's signature and the layouts were checked.
         unsafe { b.launch(cfg) }.ctx(|| format!("launching {name}"))?;
         Ok(())

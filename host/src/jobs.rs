@@ -281,7 +281,7 @@ pub fn run_rmsnorm<T: Elem + tessel_gpu::rmsnorm::Elem>(
     let w: Vec<T> = rng.fill(cols);
     let want = rmsnorm_reference(&x, &w, cols, eps as f64);
     // stage as the device does (an H100's 227 KiB per block where there is no GPU)
-    let smem = gpu.map_or(232_448, |g| g.smem_per_block());
+    let smem = gpu.map_or(232_448, |g| g.rmsnorm_smem());
     let staged = tessel_gpu::rmsnorm::RmsNorm::<T>::staged_for(cols as i64, smem);
     let host = exec::rmsnorm(&x, &w, rows as i64, cols as i64, eps, staged, T::poison());
     let what = format!("rmsnorm {} {rows}x{cols}", T::NAME);
