@@ -75,4 +75,4 @@ pub use tensor::{
 };
 
 mod tiled_copy;
-pub use tiled_copy::{make_tiled_copy_tv, TiledCopy};
+pub use tiled_copy::{make_tiled_copy_tv, ThrCopy, TiledCopy};

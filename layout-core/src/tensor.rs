@@ -168,6 +168,10 @@ impl<E: Engine> Tensor<E> {
     pub const fn offset(&self, i: i64) -> i64 {
         self.layout.call(i)
     }
+    /// The offset of a natural (or hierarchical, or 1-D) coordinate `c`: `layout(c)`.
+    pub const fn offset_of(&self, c: &IntTuple) -> Result<i64> {
+        self.layout.crd2idx(c)
+    }
     fn moved(&self, (layout, off): (Layout, i64)) -> Self {
         Self {
             engine: self.engine.advance(off),
@@ -216,6 +220,13 @@ impl Tensor<Counting> {
     pub const fn value(&self, i: i64) -> i64 {
         self.engine.start + self.layout.call(i)
     }
+    /// The value at coordinate `c` (natural, hierarchical or 1-D): `tensor(c)`.
+    pub const fn value_at(&self, c: &IntTuple) -> Result<i64> {
+        match self.layout.crd2idx(c) {
+            Ok(o) => Ok(self.engine.start + o),
+            Err(e) => Err(e),
+        }
+    }
     /// Is the value at `i` inside `bound` leaf by leaf (`elem_less`)? For integer tensors, the
     /// value is compared with `bound[0]`.
     #[inline(always)]
@@ -235,6 +246,13 @@ impl<T: Copy> Tensor<Ptr<T>> {
     #[inline(always)]
     pub unsafe fn read(&self, i: i64) -> T {
         *self.engine.0.offset(self.layout.call(i) as isize)
+    }
+    /// `tensor(c)` for a natural (or hierarchical) coordinate `c`.
+    ///
+    /// # Safety
+    /// The element must be valid to read.
+    pub unsafe fn read_at(&self, c: &IntTuple) -> Result<T> {
+        Ok(*self.engine.0.offset(self.layout.crd2idx(c)? as isize))
     }
     /// `*ptr.add(layout(i)) = v`.
     ///

@@ -15,6 +15,7 @@ use crate::int_tuple::IntTuple;
 use crate::inverse::right_inverse;
 use crate::layout::Layout;
 use crate::product::raked_product;
+use crate::tensor::{Engine, Tensor};
 use crate::tiler::Tiler;
 use crate::tri;
 
@@ -69,7 +70,8 @@ pub const fn make_tiled_copy_tv(
     ));
     let split = tri!(Layout::from_parts(
         tri!(IntTuple::from_ints(&[atom_vals, nv / atom_vals])),
-        &[1, atom_vals]
+        // a single atom's mode is `1:0`, as CuTe writes size-1 modes
+        &[1, if nv == atom_vals { 0 } else { atom_vals }]
     ));
     let thrval = tri!(Layout::concat(&[
         tri!(layout_tv.get(0)),
@@ -145,5 +147,41 @@ impl TiledCopy {
             l.size() / self.atom_vals
         ]));
         composition(l, &tri!(Layout::col_major(shape)))
+    }
+}
+
+/// One thread's view of a tiled copy (`get_slice(tid)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ThrCopy {
+    /// The tiled copy.
+    pub copy: TiledCopy,
+    /// The thread.
+    pub tid: i64,
+}
+
+impl TiledCopy {
+    /// `get_slice(tid)`: thread `tid`'s view (`Err` when `tid >= threads()`).
+    pub const fn get_slice(&self, tid: i64) -> Result<ThrCopy> {
+        if tid < 0 || tid >= self.threads() {
+            return Err(LayoutError::ModeOutOfRange {
+                index: tid as usize,
+                rank: self.threads() as usize,
+            });
+        }
+        Ok(ThrCopy { copy: *self, tid })
+    }
+}
+
+impl ThrCopy {
+    /// `partition_S(tensor)`: the thread's source values, `((atom_vals, atoms), rest_m, rest_n)`.
+    #[allow(non_snake_case)]
+    pub fn partition_S<E: Engine>(&self, t: &Tensor<E>) -> Result<Tensor<E>> {
+        Ok(t.with_layout(self.copy.partition(t.layout(), self.tid)?))
+    }
+    /// `partition_D(tensor)`: the thread's destination values (the same partition: the atoms
+    /// move whole values, so source and destination are cut alike).
+    #[allow(non_snake_case)]
+    pub fn partition_D<E: Engine>(&self, t: &Tensor<E>) -> Result<Tensor<E>> {
+        self.partition_S(t)
     }
 }

@@ -83,6 +83,37 @@ fn identity_tensor_examples() {
 }
 
 #[test]
+fn slices_coordinates_and_thread_copies() {
+    let id = make_identity_tensor(&t("(14,1024)")).unwrap();
+    let cod = id.engine().codomain.unwrap();
+    assert_eq!(
+        cod.decode(id.value_at(&t("(3,700)")).unwrap())[..2],
+        [3, 700]
+    );
+    assert_eq!(cod.decode(id.value_at(&t("3")).unwrap())[..2], [3, 0]); // 1-D
+    let row = id.slice(&t("(5,_)")).unwrap();
+    assert_eq!(row.to_string(), "(5,0) o (1024):(1@1)");
+    let copy = make_tiled_copy_tv(
+        &Layout::ordered(t("(4,32)"), t("(1,0)")).unwrap(),
+        &l("(1,8):(1,1)"),
+        128,
+        16,
+    )
+    .unwrap();
+    let tile = id.local_tile(&t("(4,256)"), &t("(3,1)")).unwrap();
+    let thr = copy.get_slice(33).unwrap();
+    assert_eq!(
+        thr.partition_S(&tile).unwrap().to_string(),
+        "(13,264) o ((8,1),1,1):((1@1,0),0,0)"
+    );
+    assert_eq!(
+        thr.partition_D(&tile).unwrap(),
+        thr.partition_S(&tile).unwrap()
+    );
+    assert!(copy.get_slice(128).is_err());
+}
+
+#[test]
 fn fragments_and_pointers() {
     let mut f = make_fragment_like::<f32, 8>(&l("((2,4),1):((1,2),0)"), 0.5).unwrap();
     assert_eq!(f.layout().to_string(), "((2,4),1):((1,2),8)");
