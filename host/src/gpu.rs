@@ -79,6 +79,21 @@ impl<T> Context<T> for std::result::Result<T, DriverError> {
     }
 }
 
+/// The extents `(rows, cols)` of a rank-2 layout.
+fn extents(kernel: &str, l: &Layout) -> Result<(i64, i64)> {
+    match (l.get(0), l.get(1)) {
+        (Ok(r), Ok(c)) if l.rank() == 2 => Ok((r.size(), c.size())),
+        _ => Err(GpuError::Invalid(format!(
+            "{kernel} needs a rank-2 tensor, got {l}"
+        ))),
+    }
+}
+
+/// `(rows,cols):(cols,1)`.
+fn row_major(rows: i64, cols: i64) -> Option<Layout> {
+    Layout::parse(&format!("({rows},{cols}):({cols},1)")).ok()
+}
+
 /// A typed buffer in device memory and the layout that gives its elements' coordinates.
 pub struct DeviceTensor<T> {
     buf: CudaSlice<T>,
@@ -268,17 +283,9 @@ impl Gpu {
         src: &DeviceTensor<T>,
         dst: &mut DeviceTensor<T>,
     ) -> Result<()> {
-        let (rows, cols) = match (src.layout.get(0), src.layout.get(1)) {
-            (Ok(r), Ok(c)) if src.layout.rank() == 2 => (r.size(), c.size()),
-            _ => {
-                return Err(GpuError::Invalid(format!(
-                    "transpose needs a rank-2 input, got {}",
-                    src.layout
-                )))
-            }
-        };
-        let want_in = Layout::parse(&format!("({rows},{cols}):({cols},1)")).ok();
-        let want_out = Layout::parse(&format!("({cols},{rows}):({rows},1)")).ok();
+        let (rows, cols) = extents("transpose", &src.layout)?;
+        let want_in = row_major(rows, cols);
+        let want_out = row_major(cols, rows);
         if want_in.as_ref() != Some(&src.layout) || want_out.as_ref() != Some(&dst.layout) {
             return Err(GpuError::Invalid(format!(
                 "transpose needs ({rows},{cols}):({cols},1) in and ({cols},{rows}):({rows},1) out, got {} and {}",
@@ -315,16 +322,8 @@ impl Gpu {
         y: &mut DeviceTensor<T>,
         eps: f32,
     ) -> Result<()> {
-        let (rows, cols) = match (x.layout.get(0), x.layout.get(1)) {
-            (Ok(r), Ok(c)) if x.layout.rank() == 2 => (r.size(), c.size()),
-            _ => {
-                return Err(GpuError::Invalid(format!(
-                    "rmsnorm needs a rank-2 x, got {}",
-                    x.layout
-                )))
-            }
-        };
-        let want = Layout::parse(&format!("({rows},{cols}):({cols},1)")).ok();
+        let (rows, cols) = extents("rmsnorm", &x.layout)?;
+        let want = row_major(rows, cols);
         let want_w = Layout::int(cols, 1).ok();
         if want.as_ref() != Some(&x.layout)
             || want.as_ref() != Some(&y.layout)
