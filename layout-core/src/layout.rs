@@ -320,6 +320,8 @@ impl Layout {
     /// cheap form for kernels).
     #[inline]
     pub const fn dot(&self, c: &[i64]) -> i64 {
+        // the loop reads `self.stride` directly: written over `self.strides()` (a slice) the
+        // compiler stopped folding a `const` layout into kernels (tests/ptx.rs caught it)
         let mut r = 0;
         let mut k = 0;
         while k < c.len() && k < self.shape.num_leaves() {
