@@ -18,8 +18,8 @@
 
 use core::marker::PhantomData;
 use layout_core::{
-    const_ok, make_identity_layout, make_tiled_copy_tv, Codomain, FlatLayout, IntTuple, Layout,
-    TiledCopy,
+    const_ok, make_identity_layout, make_tiled_copy_tv, zipped_divide, Codomain, FlatLayout,
+    IntTuple, Layout, TiledCopy, Tiler,
 };
 
 /// Rows per block (one warp each).
@@ -157,10 +157,23 @@ impl<T: Elem> RmsNorm<T> {
     /// next `V - 1` columns).
     #[inline(always)]
     pub const fn coord(b: i64, k: i64, t: i64) -> i64 {
-        let cod = Self::TILE_ID.1;
-        // the tile's origin (b 4, k 32V), plus the thread's part of the partition
-        b * ROWS * cod.basis(0) + k * Self::TILE_N * cod.basis(1) + Self::PARTS.0.call(t)
+        // local_tile's offset (the rest mode at (b, k)), plus the thread's part of the partition
+        Self::TILES.dot(&[b, k]) + Self::PARTS.0.call(t)
     }
+    /// The rest mode of `zipped_divide(make_identity_tensor((M,N)), (4, 32V))`: tile `(b, k)`
+    /// starts at `(4b, 32V k)`, i.e. strides `(4@0, 32V@1)` — the same for every `(M, N)` (only
+    /// its shape depends on them), so it is computed here on a 2x2 grid of tiles.
+    const TILES: Layout = {
+        let id = const_ok!(make_identity_layout(&const_ok!(IntTuple::from_ints(&[
+            2 * ROWS,
+            2 * Self::TILE_N
+        ]))));
+        let tiler = const_ok!(Tiler::shape(&const_ok!(IntTuple::from_ints(&[
+            ROWS,
+            Self::TILE_N
+        ]))));
+        const_ok!(const_ok!(zipped_divide(&id.0, &tiler)).get(1))
+    };
     /// `elem_less(coord, (M, N))`, and the coordinate's `(row, col)`.
     #[inline(always)]
     const fn predicate(p: &Problem, x: i64) -> (bool, i64, i64) {

@@ -182,3 +182,42 @@ proptest! {
         prop_assert!(rel_error(&run.out, &rmsnorm_reference(&x, &w, n, 1e-6)) <= 1e-5);
     }
 }
+
+/// The RMSNorm kernel's coordinate shortcut is the tensor API's answer: thread `t`'s first value
+/// of `partition_S(get_slice(t), local_tile(make_identity_tensor((M,N)), (4, 32V), (b, k)))`.
+#[test]
+fn rmsnorm_coordinates_are_the_identity_tensors() {
+    use layout_core::{make_identity_tensor, IntTuple};
+    use tessel_gpu::rmsnorm::{RmsNorm, ROWS};
+    fn check<T: tessel_gpu::rmsnorm::Elem>(m: i64, n: i64) {
+        let id = make_identity_tensor(&IntTuple::from_ints(&[m, n]).unwrap()).unwrap();
+        let tile_n = RmsNorm::<T>::TILE_N;
+        let copy = RmsNorm::<T>::COPY;
+        for b in 0..(m + ROWS - 1) / ROWS {
+            for k in 0..(n + tile_n - 1) / tile_n {
+                let tile = id
+                    .local_tile(
+                        &IntTuple::from_ints(&[ROWS, tile_n]).unwrap(),
+                        &IntTuple::from_ints(&[b, k]).unwrap(),
+                    )
+                    .unwrap();
+                for t in 0..copy.threads() {
+                    let part = copy.get_slice(t).unwrap().partition_S(&tile).unwrap();
+                    assert_eq!(
+                        RmsNorm::<T>::coord(b, k, t),
+                        part.value(0),
+                        "b={b} k={k} t={t}"
+                    );
+                    // the atom's values are the next columns of the same row
+                    let c0 = id.engine().codomain.unwrap().decode(part.value(0));
+                    for v in 0..part.layout().size() {
+                        let c = id.engine().codomain.unwrap().decode(part.value(v));
+                        assert_eq!((c[0], c[1]), (c0[0], c0[1] + v));
+                    }
+                }
+            }
+        }
+    }
+    check::<half::bf16>(14, 1024);
+    check::<f32>(9, 520);
+}
