@@ -23,9 +23,13 @@ use crate::tri;
 /// whole image lies in the first mode of coalesced `A`), a mode that holds all of `B`'s remaining
 /// elements
 /// needs neither condition (`(n - 1) * r < a`): `A` is linear there. When `B` has several modes,
-/// the conditions are what makes `A` linear over the union of their images, so that
-/// `A o (B0, B1) == (A o B0, A o B1)` for an injective `B` (for a non-injective `B`, as in CuTe, the
-/// result is that by-mode layout, which can differ from `A(B(i))` where `B`'s modes overlap).
+/// `A o (B0, B1) == (A o B0, A o B1)` needs `A` linear over the sums of their images: besides the
+/// conditions above, within each mode of coalesced `A` but the last the elements the modes of `B`
+/// reach must add up to less than its shape (no carry into the next mode), else
+/// [`LayoutError::ModesCarry`] — CuTe skips this check, and e.g. `(6,2):(0,1) o (2,3):(3,2)` comes
+/// out `(2,3):(0,0)` there, though `B(5) = 7` lands in `A`'s second mode. (For a `B` seen to be
+/// non-injective — up to 512 elements are checked — the result is, as in CuTe, that by-mode
+/// layout, which can differ from `A(B(i))` where `B`'s modes overlap.)
 ///
 /// Post-conditions (seed 003):
 /// - `compatible(B, R)`: `R` has the shape of `B` up to size-1 modes and coalesced leaves
@@ -55,20 +59,66 @@ pub const fn composition(a: &Layout, b: &Layout) -> Result<Layout> {
         }
         inside = nonneg && b.cosize() <= fa.shapes()[0];
     }
-    compose(a, b, moving <= 1 || inside)
+    let whole = moving <= 1 || inside;
+    // per mode of coalesced A: the last element B's modes reach in it, summed over B's modes
+    let mut reach = [0i64; MAX_LEAVES];
+    let r = tri!(compose(a, b, whole, &mut reach));
+    // (a non-injective B keeps CuTe's by-mode result, whose value past a carry is documented
+    // to differ from A(B(i)))
+    if !whole {
+        let fa = tri!(coalesce(a));
+        let ash = fa.shapes();
+        let mut k = 0;
+        while k + 1 < ash.len() {
+            if reach[k] >= ash[k] && !surely_not_injective(b) {
+                return Err(LayoutError::ModesCarry {
+                    shape: ash[k],
+                    reach: reach[k],
+                });
+            }
+            k += 1;
+        }
+    }
+    Ok(r)
 }
 
-const fn compose(a: &Layout, b: &Layout, whole: bool) -> Result<Layout> {
+/// Is `L` known to map two coordinates to one offset? Checked pair by pair up to 512 elements;
+/// a larger `L` is taken as injective (so a carry in it is refused rather than allowed).
+const fn surely_not_injective(l: &Layout) -> bool {
+    let n = l.size();
+    if n > 512 {
+        return false;
+    }
+    let mut i = 0;
+    while i < n {
+        let mut j = i + 1;
+        while j < n {
+            if l.call(i) == l.call(j) {
+                return true;
+            }
+            j += 1;
+        }
+        i += 1;
+    }
+    false
+}
+
+const fn compose(
+    a: &Layout,
+    b: &Layout,
+    whole: bool,
+    reach: &mut [i64; MAX_LEAVES],
+) -> Result<Layout> {
     if b.shape().is_tuple() {
         let mut r = Layout::empty();
         let mut i = 0;
         while i < b.rank() {
-            tri!(r.push(&tri!(compose(a, &tri!(b.get(i)), whole))));
+            tri!(r.push(&tri!(compose(a, &tri!(b.get(i)), whole, reach))));
             i += 1;
         }
         return Ok(r);
     }
-    compose_integral(a, b.shapes()[0], b.strides()[0], whole)
+    compose_integral(a, b.shapes()[0], b.strides()[0], whole, reach)
 }
 
 /// `composition(A, <B0, B1, ...>)`: mode `i` of `A` composed with `B_i`, the modes past the tiler's
@@ -87,8 +137,15 @@ const fn mul(a: i64, b: i64) -> Result<i64> {
     }
 }
 
-/// `A o s:d` for an integral `B = s:d`; `whole` when `s:d` is all of `B`.
-const fn compose_integral(a: &Layout, s: i64, d: i64, whole: bool) -> Result<Layout> {
+/// `A o s:d` for an integral `B = s:d`; `whole` when `s:d` is all of `B`. Adds to `reach[i]` the
+/// last element of mode `i` of coalesced `A` that `s:d` reaches.
+const fn compose_integral(
+    a: &Layout,
+    s: i64,
+    d: i64,
+    whole: bool,
+    reach: &mut [i64; MAX_LEAVES],
+) -> Result<Layout> {
     if d == 0 {
         return Layout::int(s, 0);
     }
@@ -138,6 +195,7 @@ const fn compose_integral(a: &Layout, s: i64, d: i64, whole: bool) -> Result<Lay
             rs[m] = take;
             rd[m] = tri!(mul(sign * rest_stride, ast[i]));
             m += 1;
+            reach[i] += (take - 1) * rest_stride;
             rest_shape /= take;
             rest_stride = 1;
         } else if whole && (rest_shape - 1) * rest_stride < sh {
@@ -145,6 +203,7 @@ const fn compose_integral(a: &Layout, s: i64, d: i64, whole: bool) -> Result<Lay
             rs[m] = rest_shape;
             rd[m] = tri!(mul(sign * rest_stride, ast[i]));
             m += 1;
+            reach[i] += (rest_shape - 1) * rest_stride;
             rest_shape = 1;
             rest_stride = ceil_div(rest_stride, sh);
         } else {

@@ -46,6 +46,10 @@ pub enum LayoutError {
     NestedTiler,
     /// The text of a tuple or layout could not be read; `at` is the byte offset.
     Parse { at: usize, what: &'static str },
+    /// Composition `A o B` with several modes of `B`: within one mode of coalesced `A` (of shape
+    /// `shape`), the modes of `B` together reach element `reach`, so their sum carries into the next
+    /// mode of `A`, where `A` is not linear.
+    ModesCarry { shape: i64, reach: i64 },
 }
 
 impl LayoutError {
@@ -57,6 +61,9 @@ impl LayoutError {
             }
             Self::ShapeDivisibility { .. } => {
                 "shape divisibility condition violated: what is left of A's mode and of B's shape must divide one another"
+            }
+            Self::ModesCarry { .. } => {
+                "B's modes together overrun a mode of A (A is not linear over their sum)"
             }
             Self::Overflow => "integer overflow",
             Self::RankMismatch { .. } => "ranks do not match",
@@ -88,6 +95,11 @@ impl fmt::Display for LayoutError {
                 f,
                 "shape divisibility condition violated: {rest} elements of B remain, the mode of A has \
                  {shape} (need {shape} % {rest} == 0 or {rest} % {shape} == 0)"
+            ),
+            Self::ModesCarry { shape, reach } => write!(
+                f,
+                "B's modes together reach element {reach} of a mode of A of shape {shape} \
+                 (need < {shape}: A is not linear over their sum)"
             ),
             Self::RankMismatch { expected, found } => {
                 write!(f, "ranks do not match: expected {expected}, found {found}")

@@ -488,3 +488,19 @@ proptest! {
         prop_assert_eq!(r.to_layout().unwrap(), Layout::row_major(IntTuple::from_ints(&s).unwrap()).unwrap());
     }
 }
+
+/// Several modes of `B` that each fit in a mode of `A` but together overrun it: `A` is not linear
+/// over their sum, so the by-mode result would be wrong (CuTe and pycute give `(2,3):(0,0)`, whose
+/// value at 5 is 0 where `A(B(5)) = A(7) = 1`).
+#[test]
+fn composition_refuses_a_carry_between_modes() {
+    let a = Layout::parse("(6,2):(0,1)").unwrap();
+    let b = Layout::parse("(2,3):(3,2)").unwrap();
+    assert_eq!(
+        composition(&a, &b),
+        Err(LayoutError::ModesCarry { shape: 6, reach: 7 })
+    );
+    // a non-injective B keeps the by-mode result, as in CuTe
+    let a = Layout::parse("(4,2):(4,1)").unwrap();
+    assert!(composition(&a, &Layout::parse("(2,2):(2,2)").unwrap()).is_ok());
+}
