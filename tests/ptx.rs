@@ -1,19 +1,7 @@
 //! The embedded PTX: every kernel is there, for every arch built, with no local memory and no
 //! integer division or remainder (the tile layouts are constants the compiler folded).
 
-const KERNELS: [&str; 11] = [
-    "rmsnorm_f32",
-    "rmsnorm_bf16",
-    "copy_f32",
-    "copy_f16",
-    "copy_bf16",
-    "transpose_pad_f32",
-    "transpose_pad_f16",
-    "transpose_pad_bf16",
-    "transpose_swizzle_f32",
-    "transpose_swizzle_f16",
-    "transpose_swizzle_bf16",
-];
+use tessel_gpu::KERNELS;
 
 /// The body of `.entry name`.
 fn entry<'a>(ptx: &'a str, name: &str) -> &'a str {

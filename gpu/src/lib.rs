@@ -50,6 +50,21 @@ pub mod copy;
 pub mod rmsnorm;
 pub mod transpose;
 
+/// Every PTX entry point (`kernels.rs`), by name.
+pub const KERNELS: [&str; 11] = [
+    "copy_f32",
+    "copy_f16",
+    "copy_bf16",
+    "transpose_pad_f32",
+    "transpose_pad_f16",
+    "transpose_pad_bf16",
+    "transpose_swizzle_f32",
+    "transpose_swizzle_f16",
+    "transpose_swizzle_bf16",
+    "rmsnorm_f32",
+    "rmsnorm_bf16",
+];
+
 #[cfg(target_arch = "nvptx64")]
 pub mod device;
 #[cfg(target_arch = "nvptx64")]

@@ -5,14 +5,14 @@
 //! [`DeviceTensor`] is a typed device buffer that carries its `layout-core` layout; each kernel's
 //! launcher checks the layouts it is given and every driver call's result.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
 use cudarc::driver::{
-    sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError, LaunchConfig,
-    PushKernelArg,
+    sys, CudaContext, CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig, PushKernelArg,
 };
-use layout_core::Layout;
+use layout_core::{IntTuple, Layout};
 use tessel_gpu::copy::{self, VecCopy};
 use tessel_gpu::transpose::{self, Problem, SmemTile};
 
@@ -90,8 +90,10 @@ fn extents(kernel: &str, l: &Layout) -> Result<(i64, i64)> {
 }
 
 /// `(rows,cols):(cols,1)`.
-fn row_major(rows: i64, cols: i64) -> Option<Layout> {
-    Layout::parse(&format!("({rows},{cols}):({cols},1)")).ok()
+pub fn row_major(rows: i64, cols: i64) -> Result<Layout> {
+    IntTuple::from_ints(&[rows, cols])
+        .and_then(|s| Layout::from_parts(s, &[cols, 1]))
+        .map_err(|e| GpuError::Invalid(format!("({rows},{cols}):({cols},1): {e}")))
 }
 
 /// A typed buffer in device memory and the layout that gives its elements' coordinates.
@@ -120,14 +122,19 @@ impl<T> DeviceTensor<T> {
 }
 
 /// One device, its stream and the loaded kernels.
+///
+/// Everything a launch needs besides its arguments — the kernels' handles, their shared-memory
+/// limits, the RMSNorm staging size — is settled here once, so that a launch timed between two
+/// events does no other host work.
 pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
-    module: Arc<CudaModule>,
+    kernels: HashMap<&'static str, CudaFunction>,
     name: String,
     arch: String,
     sms: u32,
     smem_optin: i64,
+    rmsnorm_smem: i64,
 }
 
 impl Gpu {
@@ -174,6 +181,26 @@ impl Gpu {
                 sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
             )
             .ctx(|| "shared memory per block".into())? as i64;
+        // RMSNorm stages rows in all a block can have, or TESSEL_RMSNORM_SMEM bytes (a tuning
+        // knob: less staging, more blocks per SM)
+        let rmsnorm_smem = std::env::var("TESSEL_RMSNORM_SMEM")
+            .ok()
+            .and_then(|v| v.parse::<i64>().ok())
+            .map_or(smem_optin, |v| v.clamp(0, smem_optin));
+        let mut kernels = HashMap::new();
+        for k in tessel_gpu::KERNELS {
+            let f = module
+                .load_function(k)
+                .ctx(|| format!("kernel {k} in the PTX"))?;
+            if k.starts_with("rmsnorm") {
+                f.set_attribute(
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    rmsnorm_smem as i32,
+                )
+                .ctx(|| format!("{k}: {rmsnorm_smem} bytes of shared memory"))?;
+            }
+            kernels.insert(k, f);
+        }
         // one stream, ordered: cudarc's per-buffer event tracking would only add work per launch
         // SAFETY: every launch and copy of this type goes to the one stream.
         unsafe { ctx.disable_event_tracking() };
@@ -181,11 +208,12 @@ impl Gpu {
         Ok(Self {
             ctx,
             stream,
-            module,
+            kernels,
             name,
             arch,
             sms,
             smem_optin,
+            rmsnorm_smem,
         })
     }
 
@@ -206,18 +234,16 @@ impl Gpu {
         self.smem_optin
     }
     /// Shared memory an RMSNorm block stages its rows in: all a block can have, or
-    /// `TESSEL_RMSNORM_SMEM` bytes (a tuning knob: less staging, more blocks per SM).
+    /// `TESSEL_RMSNORM_SMEM` bytes (a tuning knob: less staging, more blocks per SM), as read when
+    /// the device was opened.
     pub fn rmsnorm_smem(&self) -> i64 {
-        std::env::var("TESSEL_RMSNORM_SMEM")
-            .ok()
-            .and_then(|v| v.parse::<i64>().ok())
-            .map_or(self.smem_optin, |v| v.clamp(0, self.smem_optin))
+        self.rmsnorm_smem
     }
 
-    fn function(&self, name: &str) -> Result<CudaFunction> {
-        self.module
-            .load_function(name)
-            .ctx(|| format!("kernel {name} in the PTX"))
+    fn function(&self, name: &str) -> Result<&CudaFunction> {
+        self.kernels
+            .get(name)
+            .ok_or_else(|| GpuError::Invalid(format!("no kernel {name}")))
     }
 
     /// Copies `host` to the device as a tensor of `layout` (`len == cosize(layout)`).
@@ -269,7 +295,7 @@ impl Gpu {
             block_dim: (copy::THREADS as u32, 1, 1),
             shared_mem_bytes: 0,
         };
-        let mut b = self.stream.launch_builder(&f);
+        let mut b = self.stream.launch_builder(f);
         b.arg(&src.buf).arg(&mut dst.buf).arg(&n);
         // SAFETY: the arguments match the kernel's signature; both buffers hold n elements.
         unsafe { b.launch(cfg) }.ctx(|| format!("launching copy_{}", T::NAME))?;
@@ -284,9 +310,7 @@ impl Gpu {
         dst: &mut DeviceTensor<T>,
     ) -> Result<()> {
         let (rows, cols) = extents("transpose", &src.layout)?;
-        let want_in = row_major(rows, cols);
-        let want_out = row_major(cols, rows);
-        if want_in.as_ref() != Some(&src.layout) || want_out.as_ref() != Some(&dst.layout) {
+        if row_major(rows, cols)? != src.layout || row_major(cols, rows)? != dst.layout {
             return Err(GpuError::Invalid(format!(
                 "transpose needs ({rows},{cols}):({cols},1) in and ({cols},{rows}):({rows},1) out, got {} and {}",
                 src.layout, dst.layout
@@ -306,7 +330,7 @@ impl Gpu {
             block_dim: (transpose::THREADS as u32, 1, 1),
             shared_mem_bytes: (S::ELEMS as usize * std::mem::size_of::<T>()) as u32,
         };
-        let mut b = self.stream.launch_builder(&f);
+        let mut b = self.stream.launch_builder(f);
         b.arg(&src.buf).arg(&mut dst.buf).arg(&rows).arg(&cols);
         // SAFETY: the arguments match the kernel's signature and the layouts were checked.
         unsafe { b.launch(cfg) }.ctx(|| format!("launching {name}"))?;
@@ -323,18 +347,15 @@ impl Gpu {
         eps: f32,
     ) -> Result<()> {
         let (rows, cols) = extents("rmsnorm", &x.layout)?;
-        let want = row_major(rows, cols);
+        let want = row_major(rows, cols)?;
         let want_w = Layout::int(cols, 1).ok();
-        if want.as_ref() != Some(&x.layout)
-            || want.as_ref() != Some(&y.layout)
-            || want_w.as_ref() != Some(&w.layout)
-        {
+        if want != x.layout || want != y.layout || want_w.as_ref() != Some(&w.layout) {
             return Err(GpuError::Invalid(format!(
                 "rmsnorm needs x and y ({rows},{cols}):({cols},1) and w {cols}:1, got {}, {} and {}",
                 x.layout, y.layout, w.layout
             )));
         }
-        let staged = tessel_gpu::rmsnorm::RmsNorm::<T>::staged_for(cols, self.rmsnorm_smem());
+        let staged = tessel_gpu::rmsnorm::RmsNorm::<T>::staged_for(cols, self.rmsnorm_smem);
         let p = tessel_gpu::rmsnorm::Problem::new(rows, cols, eps, staged).ok_or_else(|| {
             GpuError::Invalid(format!(
                 "rmsnorm needs N a positive multiple of 8, got N = {cols}"
@@ -347,18 +368,14 @@ impl Gpu {
         }
         let name = format!("rmsnorm_{}", T::NAME);
         let f = self.function(&name)?;
+        // at most rmsnorm_smem, the limit set at open
         let smem = (staged * tessel_gpu::rmsnorm::STAGE_BYTES) as u32;
-        f.set_attribute(
-            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            smem as i32,
-        )
-        .ctx(|| format!("{name}: {smem} bytes of shared memory"))?;
         let cfg = LaunchConfig {
             grid_dim: (p.grid() as u32, 1, 1),
             block_dim: (tessel_gpu::rmsnorm::THREADS as u32, 1, 1),
             shared_mem_bytes: smem,
         };
-        let mut b = self.stream.launch_builder(&f);
+        let mut b = self.stream.launch_builder(f);
         b.arg(&x.buf)
             .arg(&w.buf)
             .arg(&mut y.buf)

@@ -5,11 +5,11 @@
 
 use layout_core::Layout;
 use tessel_gpu::copy::VecCopy;
-use tessel_gpu::transpose::{Padded, SmemTile, Swizzled};
+use tessel_gpu::transpose::{SmemTile, Swizzled};
 
 use crate::elem::{Elem, Rng};
 use crate::exec;
-use crate::gpu::{Gpu, GpuError, Result};
+use crate::gpu::{row_major, DeviceTensor, Gpu, GpuError, Result};
 
 /// The shared-memory tile of the transposes, as chosen by measurement (`docs/perf.md`).
 pub type DefaultSmem<T> = Swizzled<T>;
@@ -97,7 +97,7 @@ pub fn run_copy<T: Elem>(gpu: Option<&Gpu>, n: usize, rng: &mut Rng) -> Result<V
     let device = match gpu {
         None => None,
         Some(g) => {
-            let l = Layout::int(n as i64, 1).map_err(|e| GpuError::Invalid(e.to_string()))?;
+            let l = vector(n)?;
             let s = g.upload(&src, l)?;
             let mut d = g.filled(l, T::poison())?;
             g.copy(&s, &mut d)?;
@@ -146,12 +146,15 @@ pub fn run_transpose<T: Elem, S: SmemTile>(
     Ok(finish(what, &host, &want, device))
 }
 
+/// `(rows,cols):(cols,1)` and its transpose's `(cols,rows):(rows,1)`.
 fn layouts(rows: usize, cols: usize) -> Result<(Layout, Layout)> {
-    let p = |s: String| Layout::parse(&s).map_err(|e| GpuError::Invalid(e.to_string()));
-    Ok((
-        p(format!("({rows},{cols}):({cols},1)"))?,
-        p(format!("({cols},{rows}):({rows},1)"))?,
-    ))
+    let (r, c) = (rows as i64, cols as i64);
+    Ok((row_major(r, c)?, row_major(c, r)?))
+}
+
+/// `n:1`.
+fn vector(n: usize) -> Result<Layout> {
+    Layout::int(n as i64, 1).map_err(|e| GpuError::Invalid(e.to_string()))
 }
 
 /// One benchmark result: a kernel and the device-to-device copy of the same bytes, timed in the
@@ -189,20 +192,34 @@ fn median(ms: &[f64]) -> f64 {
     ms[ms.len() / 2]
 }
 
-/// Times the copy of `n` elements and a memcpy of the same bytes.
-pub fn bench_copy<T: Elem>(g: &Gpu, n: usize, reps: usize, rng: &mut Rng) -> Result<Timing> {
-    let l = Layout::int(n as i64, 1).map_err(|e| GpuError::Invalid(e.to_string()))?;
-    let s = g.upload(&rng.fill::<T>(n), l)?;
-    let mut d = g.filled(l, T::poison())?;
-    let k = g.time(5, reps, || g.copy(&s, &mut d))?;
-    let m = g.time(5, reps, || g.memcpy(&s, &mut d))?;
+/// Times `kernel` (writing `dst`) and `cuMemcpyDtoD` of `src` into `dst` in the same run; the
+/// bytes are `src` read and as many written.
+fn timed<T: Elem>(
+    g: &Gpu,
+    what: String,
+    reps: usize,
+    src: &DeviceTensor<T>,
+    dst: &mut DeviceTensor<T>,
+    mut kernel: impl FnMut(&mut DeviceTensor<T>) -> Result<()>,
+) -> Result<Timing> {
+    let k = g.time(5, reps, || kernel(dst))?;
+    let m = g.time(5, reps, || g.memcpy(src, dst))?;
     Ok(Timing {
-        what: format!("copy_{} n={n}", T::NAME),
-        bytes: 2.0 * (n * std::mem::size_of::<T>()) as f64,
+        what,
+        bytes: 2.0 * (src.len() * std::mem::size_of::<T>()) as f64,
         ms: median(&k),
         memcpy_ms: median(&m),
         spread: (k[0], k[k.len() - 1]),
     })
+}
+
+/// Times the copy of `n` elements and a memcpy of the same bytes.
+pub fn bench_copy<T: Elem>(g: &Gpu, n: usize, reps: usize, rng: &mut Rng) -> Result<Timing> {
+    let l = vector(n)?;
+    let s = g.upload(&rng.fill::<T>(n), l)?;
+    let mut d = g.filled(l, T::poison())?;
+    let what = format!("copy_{} n={n}", T::NAME);
+    timed(g, what, reps, &s, &mut d, |d| g.copy(&s, d))
 }
 
 /// Times the transpose of `rows x cols` through shared tile `S` and a memcpy of the same bytes.
@@ -216,15 +233,8 @@ pub fn bench_transpose<T: Elem, S: SmemTile>(
     let (lin, lout) = layouts(rows, cols)?;
     let s = g.upload(&rng.fill::<T>(rows * cols), lin)?;
     let mut d = g.filled(lout, T::poison())?;
-    let k = g.time(5, reps, || g.transpose::<T, S>(&s, &mut d))?;
-    let m = g.time(5, reps, || g.memcpy(&s, &mut d))?;
-    Ok(Timing {
-        what: format!("transpose_{}_{} {rows}x{cols}", S::NAME, T::NAME),
-        bytes: 2.0 * (rows * cols * std::mem::size_of::<T>()) as f64,
-        ms: median(&k),
-        memcpy_ms: median(&m),
-        spread: (k[0], k[k.len() - 1]),
-    })
+    let what = format!("transpose_{}_{} {rows}x{cols}", S::NAME, T::NAME);
+    timed(g, what, reps, &s, &mut d, |d| g.transpose::<T, S>(&s, d))
 }
 
 /// `y = x / sqrt(mean(x^2) + eps) * w` in f64, from the same (rounded) inputs.
@@ -305,11 +315,7 @@ pub fn run_rmsnorm<T: Elem + tessel_gpu::rmsnorm::Elem>(
             line: format!("{what}: host execution OK (error {host_err:.2e} vs f64, tolerance {tol:.0e}; each element written exactly once)"),
         });
     };
-    let (lx, lw) = (
-        Layout::parse(&format!("({rows},{cols}):({cols},1)"))
-            .map_err(|e| GpuError::Invalid(e.to_string()))?,
-        Layout::int(cols as i64, 1).map_err(|e| GpuError::Invalid(e.to_string()))?,
-    );
+    let (lx, lw) = (row_major(rows as i64, cols as i64)?, vector(cols)?);
     let (dx, dw) = (g.upload(&x, lx)?, g.upload(&w, lw)?);
     let mut dy = g.filled(lx, T::poison())?;
     g.rmsnorm(&dx, &dw, &mut dy, eps)?;
@@ -340,24 +346,10 @@ pub fn bench_rmsnorm<T: Elem + tessel_gpu::rmsnorm::Elem>(
     reps: usize,
     rng: &mut Rng,
 ) -> Result<Timing> {
-    let lx = Layout::parse(&format!("({rows},{cols}):({cols},1)"))
-        .map_err(|e| GpuError::Invalid(e.to_string()))?;
-    let lw = Layout::int(cols as i64, 1).map_err(|e| GpuError::Invalid(e.to_string()))?;
+    let lx = row_major(rows as i64, cols as i64)?;
     let x = g.upload(&rng.fill::<T>(rows * cols), lx)?;
-    let w = g.upload(&rng.fill::<T>(cols), lw)?;
+    let w = g.upload(&rng.fill::<T>(cols), vector(cols)?)?;
     let mut y = g.filled(lx, T::poison())?;
-    let k = g.time(5, reps, || g.rmsnorm(&x, &w, &mut y, 1e-6))?;
-    let m = g.time(5, reps, || g.memcpy(&x, &mut y))?;
-    Ok(Timing {
-        what: format!("rmsnorm_{} {rows}x{cols}", T::NAME),
-        bytes: 2.0 * (rows * cols * std::mem::size_of::<T>()) as f64,
-        ms: median(&k),
-        memcpy_ms: median(&m),
-        spread: (k[0], k[k.len() - 1]),
-    })
-}
-
-/// Both shared-memory tiles, by name.
-pub fn smem_names() -> [&'static str; 2] {
-    [Padded::<f32>::NAME, Swizzled::<f32>::NAME]
+    let what = format!("rmsnorm_{} {rows}x{cols}", T::NAME);
+    timed(g, what, reps, &x, &mut y, |y| g.rmsnorm(&x, &w, y, 1e-6))
 }
