@@ -148,28 +148,50 @@ impl Parser<'_> {
         }
     }
 
-    fn tiler(&mut self) -> R<Value> {
-        self.eat(b'<')?;
-        let mut modes = Vec::new();
+    /// Items separated by `,` up to `close` (the opening bracket already read); none at all
+    /// only when `empty_ok`.
+    fn items<T>(
+        &mut self,
+        close: u8,
+        empty_ok: bool,
+        mut item: impl FnMut(&mut Self) -> R<T>,
+    ) -> R<Vec<T>> {
+        let mut v = Vec::new();
+        if empty_ok && self.peek() == Some(close) {
+            self.pos += 1;
+            return Ok(v);
+        }
         loop {
-            self.ws();
-            let hole = self.b.get(self.pos) == Some(&b'_')
-                && !self.b.get(self.pos + 1).is_some_and(|c| c.is_ascii_digit());
-            if hole {
-                self.pos += 1;
-                modes.push(None);
-            } else {
-                modes.push(Some(to_layout(&self.expr()?)?));
-            }
+            v.push(item(self)?);
             match self.peek() {
                 Some(b',') => self.pos += 1,
-                Some(b'>') => {
+                Some(c) if c == close => {
                     self.pos += 1;
-                    break;
+                    return Ok(v);
                 }
-                _ => return Err(format!("expected ',' or '>' at byte {}", self.pos)),
+                _ => {
+                    return Err(format!(
+                        "expected ',' or '{}' at byte {}",
+                        close as char, self.pos
+                    ))
+                }
             }
         }
+    }
+
+    fn tiler(&mut self) -> R<Value> {
+        self.eat(b'<')?;
+        let modes = self.items(b'>', false, |p| {
+            p.ws();
+            let hole = p.b.get(p.pos) == Some(&b'_')
+                && !p.b.get(p.pos + 1).is_some_and(|c| c.is_ascii_digit());
+            if hole {
+                p.pos += 1;
+                Ok(None)
+            } else {
+                Ok(Some(to_layout(&p.expr()?)?))
+            }
+        })?;
         Ok(Value::Tiler(Tiler::by_mode(&modes).map_err(err)?))
     }
 
@@ -200,22 +222,7 @@ impl Parser<'_> {
             self.eat(b'>')?;
         }
         self.eat(b'(')?;
-        let mut args = Vec::new();
-        if self.peek() == Some(b')') {
-            self.pos += 1;
-        } else {
-            loop {
-                args.push(self.expr()?);
-                match self.peek() {
-                    Some(b',') => self.pos += 1,
-                    Some(b')') => {
-                        self.pos += 1;
-                        break;
-                    }
-                    _ => return Err(format!("expected ',' or ')' at byte {}", self.pos)),
-                }
-            }
-        }
+        let args = self.items(b')', true, Self::expr)?;
         apply(&name, targ, &args)
     }
 
