@@ -596,6 +596,12 @@ pub fn apply(name: &str, targ: Option<i64>, args: &[Value]) -> R<Value> {
     }
 }
 
+/// Draws a value of the calculator (a layout, a shape, or a swizzled layout) as `tessel show`
+/// prints it.
+pub fn show_value(v: &Value) -> R<String> {
+    show(&to_layout(v)?)
+}
+
 /// The layout as a 2-D table of its indices, rows over mode 0 and columns over mode 1, as CuTe's
 /// `print_layout` draws it. A rank-1 layout is one column.
 pub fn show(l: &Layout) -> R<String> {
