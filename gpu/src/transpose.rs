@@ -122,20 +122,22 @@ impl<T> Swizzled<T> {
     /// log2 of the elements per 32-bit word.
     const M: i64 = (4 / core::mem::size_of::<T>()).trailing_zeros() as i64;
     /// The layout.
-    pub const LAYOUT: ComposedLayout = ComposedLayout::new(
+    pub const LAYOUT: ComposedLayout = const_ok!(ComposedLayout::new(
         const_ok!(Swizzle::new(5, Self::M, 6 - Self::M)),
         const_ok!(Layout::from_parts(
             const_ok!(IntTuple::from_ints(&[TILE, TILE])),
             &[TILE, 1]
         )),
-    );
+    ));
 }
 impl<T> SmemTile for Swizzled<T> {
     const NAME: &'static str = "swizzle";
     const ELEMS: i64 = Self::LAYOUT.cosize();
     #[inline(always)]
     fn offset(i: i64, j: i64) -> i64 {
-        Self::LAYOUT.swizzle.apply(Self::LAYOUT.layout.dot(&[i, j]))
+        Self::LAYOUT
+            .swizzle()
+            .apply(Self::LAYOUT.layout().dot(&[i, j]))
     }
 }
 

@@ -66,19 +66,21 @@ fn err(e: LayoutError) -> String {
     e.to_string()
 }
 
+/// How deeply calls, tilers and swizzles may nest in one expression (a bound on the parser's
+/// recursion; tuples have their own bound, `MAX_TOKENS / 2`).
+pub const MAX_NESTING: usize = 64;
+
 /// Evaluates one expression; the `Err` is the reason, ready to print after `error: `.
 pub fn eval(src: &str) -> R<Value> {
     let mut p = Parser {
         b: src.as_bytes(),
         pos: 0,
+        depth: 0,
     };
     let v = p.expr()?;
     p.ws();
     if p.pos != p.b.len() {
-        return Err(format!(
-            "unexpected '{}' at byte {}",
-            p.b[p.pos] as char, p.pos
-        ));
+        return Err(format!("unexpected {} at byte {}", p.what(), p.pos));
     }
     Ok(v)
 }
@@ -94,9 +96,20 @@ pub fn eval_line(src: &str) -> String {
 struct Parser<'a> {
     b: &'a [u8],
     pos: usize,
+    depth: usize,
 }
 
 impl Parser<'_> {
+    /// The character at the current position, quoted (whole, when it is not ASCII).
+    fn what(&self) -> String {
+        match std::str::from_utf8(&self.b[self.pos..]) {
+            Ok(rest) => match rest.chars().next() {
+                Some(c) => format!("{c:?}"),
+                None => "end of input".into(),
+            },
+            Err(_) => format!("byte 0x{:02x}", self.b[self.pos]),
+        }
+    }
     fn ws(&mut self) {
         while self.pos < self.b.len() && self.b[self.pos].is_ascii_whitespace() {
             self.pos += 1;
@@ -111,7 +124,12 @@ impl Parser<'_> {
             self.pos += 1;
             Ok(())
         } else {
-            Err(format!("expected '{}' at byte {}", c as char, self.pos))
+            Err(format!(
+                "expected '{}' at byte {}, found {}",
+                c as char,
+                self.pos,
+                self.what()
+            ))
         }
     }
     fn int(&mut self) -> R<i64> {
@@ -125,6 +143,19 @@ impl Parser<'_> {
     }
 
     fn expr(&mut self) -> R<Value> {
+        if self.depth >= MAX_NESTING {
+            return Err(format!(
+                "expression nested deeper than {MAX_NESTING} levels at byte {}",
+                self.pos
+            ));
+        }
+        self.depth += 1;
+        let v = self.expr_inner();
+        self.depth -= 1;
+        v
+    }
+
+    fn expr_inner(&mut self) -> R<Value> {
         match self.peek() {
             None => Err("empty expression".into()),
             Some(c) if c.is_ascii_alphabetic() => self.call(),
@@ -171,8 +202,10 @@ impl Parser<'_> {
                 }
                 _ => {
                     return Err(format!(
-                        "expected ',' or '{}' at byte {}",
-                        close as char, self.pos
+                        "expected ',' or '{}' at byte {}, found {}",
+                        close as char,
+                        self.pos,
+                        self.what()
                     ))
                 }
             }
@@ -218,7 +251,14 @@ impl Parser<'_> {
                 self.eat(b'>')?;
                 return self.swizzled(Swizzle::new(bb, m, s).map_err(err)?);
             }
-            targ = Some(self.int()?);
+            let at = self.pos;
+            let i = self.int()?;
+            if i < 0 {
+                return Err(format!(
+                    "{name}<{i}> at byte {at}: a mode index is 0 or more"
+                ));
+            }
+            targ = Some(i);
             self.eat(b'>')?;
         }
         self.eat(b'(')?;
@@ -239,11 +279,9 @@ impl Parser<'_> {
             (v, _) => (0, v),
         };
         let layout = to_layout(&inner)?;
-        Ok(Value::Composed(ComposedLayout {
-            swizzle: sw,
-            offset,
-            layout,
-        }))
+        Ok(Value::Composed(
+            ComposedLayout::with_offset(sw, offset, layout).map_err(err)?,
+        ))
     }
 }
 
@@ -291,12 +329,27 @@ fn to_tuple(v: &Value) -> R<IntTuple> {
     }
 }
 
+/// A value used where an integer is wanted (an index, a count): tuples are refused, never
+/// silently replaced by their product.
 fn to_int(v: &Value) -> R<i64> {
     match v {
         Value::Int(n) => Ok(*n),
-        Value::Tuple(t) => t.size().map_err(err),
         other => Err(format!("expected an integer, found {other}")),
     }
+}
+
+/// A value used where a cotarget is wanted (`complement`): an integer, or a shape's size.
+fn to_size(v: &Value) -> R<i64> {
+    match v {
+        Value::Tuple(t) => t.size().map_err(err),
+        other => to_int(other),
+    }
+}
+
+/// A mode index: an integer, 0 or more.
+fn to_mode(v: &Value) -> R<usize> {
+    let i = to_int(v)?;
+    usize::try_from(i).map_err(|_| format!("mode index {i} is negative"))
 }
 
 fn arity(name: &str, args: &[Value], lo: usize, hi: usize) -> R<()> {
@@ -341,11 +394,7 @@ pub fn apply(name: &str, targ: Option<i64>, args: &[Value]) -> R<Value> {
         let t = to_tiler(&args[1])?;
         if let Composed(c) = &args[0] {
             if name.ends_with("divide") {
-                let inner = f(&c.layout, &t).map_err(err)?;
-                return Ok(Composed(ComposedLayout {
-                    layout: inner,
-                    ..*c
-                }));
+                return Ok(Composed(c.map(|l| f(l, &t)).map_err(err)?));
             }
         }
         return ok(f(&lay(0)?, &t));
@@ -421,8 +470,8 @@ pub fn apply(name: &str, targ: Option<i64>, args: &[Value]) -> R<Value> {
             Ok(Int(match (name, &target) {
                 ("size", Composed(c)) => c.size(),
                 ("cosize", Composed(c)) => c.cosize(),
-                ("rank", Composed(c)) => c.layout.rank() as i64,
-                ("depth", Composed(c)) => c.layout.depth() as i64,
+                ("rank", Composed(c)) => c.layout().rank() as i64,
+                ("depth", Composed(c)) => c.layout().depth() as i64,
                 ("size", Tuple(t)) => t.size().map_err(err)?,
                 ("rank", Tuple(t)) => t.rank() as i64,
                 ("depth", Tuple(t)) => t.depth() as i64,
@@ -446,21 +495,18 @@ pub fn apply(name: &str, targ: Option<i64>, args: &[Value]) -> R<Value> {
         }
         "get" | "layout" => {
             let i = match (targ, args.len()) {
-                (Some(i), 1) => i,
-                (None, 2) => to_int(&args[1])?,
+                (Some(i), 1) => i as usize,
+                (None, 2) => to_mode(&args[1])?,
                 _ => {
                     return Err(format!(
                         "{name} takes a layout and a mode: {name}<I>(L) or {name}(L, I)"
                     ))
                 }
             };
-            if i < 0 {
-                return Err(format!("mode index {i} is negative"));
-            }
             match &args[0] {
-                Composed(c) => Ok(Composed(c.get(i as usize).map_err(err)?)),
-                Tuple(t) if name == "get" => Ok(Tuple(t.get(i as usize).map_err(err)?)),
-                v => ok(to_layout(v)?.get(i as usize)),
+                Composed(c) => Ok(Composed(c.get(i).map_err(err)?)),
+                Tuple(t) if name == "get" => Ok(Tuple(t.get(i).map_err(err)?)),
+                v => ok(to_layout(v)?.get(i)),
             }
         }
         "make_layout" => {
@@ -470,8 +516,10 @@ pub fn apply(name: &str, targ: Option<i64>, args: &[Value]) -> R<Value> {
             {
                 return ok(Layout::new(to_tuple(&args[0])?, to_tuple(&args[1])?));
             }
-            if args.len() == 1 {
-                return ok(Ok(lay(0)?));
+            // one shape is its column-major layout; one layout becomes the single mode of the
+            // result, as in CuTe: make_layout(3:1) == (3):(1)
+            if args.len() == 1 && matches!(args[0], Tuple(_) | Int(_)) {
+                return Ok(Value::Layout(lay(0)?));
             }
             let ls = (0..args.len()).map(lay).collect::<R<Vec<_>>>()?;
             ok(Layout::concat(&ls))
@@ -504,19 +552,33 @@ pub fn apply(name: &str, targ: Option<i64>, args: &[Value]) -> R<Value> {
             }
         }
         "idx2crd" => {
+            // idx2crd(L or shape, c): c an index, a coarser or a natural coordinate
             arity(name, args, 2, 2)?;
-            let l = lay(0)?;
-            let i = to_int(&args[1])?;
-            if i < 0 || i >= l.size() {
-                return Err(format!("index {i} outside the domain [0, {})", l.size()));
-            }
-            Ok(Tuple(l.idx2crd(i)))
+            let shape = match &args[0] {
+                Tuple(t) => *t,
+                Composed(c) => c.layout().shape(),
+                v => to_layout(v)?.shape(),
+            };
+            let c = to_tuple(&args[1])?;
+            let nat = shape.idx2crd(&c).map_err(err)?;
+            Ok(if nat.is_int() {
+                Int(nat.value())
+            } else {
+                Tuple(nat)
+            })
         }
         "slice" | "slice_and_offset" | "dice" => {
             arity(name, args, 2, 2)?;
             let c = to_tuple(&args[1])?;
             if let Composed(cl) = &args[0] {
-                return Ok(Composed(cl.slice(&c).map_err(err)?));
+                return Ok(Composed(
+                    if name == "dice" {
+                        cl.dice(&c)
+                    } else {
+                        cl.slice(&c)
+                    }
+                    .map_err(err)?,
+                ));
             }
             let l = lay(0)?;
             match name {
@@ -552,7 +614,7 @@ pub fn apply(name: &str, targ: Option<i64>, args: &[Value]) -> R<Value> {
             let l = lay(0)?;
             match args.get(1) {
                 None => ok(complement_default(&l)),
-                Some(m) => ok(complement(&l, to_int(m)?)),
+                Some(m) => ok(complement(&l, to_size(m)?)),
             }
         }
         "right_inverse" => {
@@ -599,12 +661,20 @@ pub fn apply(name: &str, targ: Option<i64>, args: &[Value]) -> R<Value> {
 /// Draws a value of the calculator (a layout, a shape, or a swizzled layout) as `tessel show`
 /// prints it.
 pub fn show_value(v: &Value) -> R<String> {
-    show(&to_layout(v)?)
+    match v {
+        Value::Composed(c) => draw(c.layout(), &c.to_string(), |i| c.call(i)),
+        other => show(&to_layout(other)?),
+    }
 }
 
 /// The layout as a 2-D table of its indices, rows over mode 0 and columns over mode 1, as CuTe's
 /// `print_layout` draws it. A rank-1 layout is one column.
 pub fn show(l: &Layout) -> R<String> {
+    draw(l, &l.to_string(), |i| l.call(i))
+}
+
+/// The table of `f` over the domain of `l` (its 1-D coordinates), titled `title`.
+fn draw(l: &Layout, title: &str, f: impl Fn(i64) -> i64) -> R<String> {
     let (rows, cols) = match l.rank() {
         1 => (l.size(), 1),
         2 => (l.get(0).map_err(err)?.size(), l.get(1).map_err(err)?.size()),
@@ -617,7 +687,7 @@ pub fn show(l: &Layout) -> R<String> {
     if rows * cols > 1 << 16 {
         return Err(format!("{rows}x{cols} is too large to draw"));
     }
-    let at = |m: i64, n: i64| l.call(m + n * rows);
+    let at = |m: i64, n: i64| f(m + n * rows);
     let mut widest = 1;
     for m in 0..rows {
         for n in 0..cols {
@@ -626,7 +696,7 @@ pub fn show(l: &Layout) -> R<String> {
     }
     let w = widest + 2;
     let mut out = String::new();
-    writeln!(out, "{l}").unwrap();
+    writeln!(out, "{title}").unwrap();
     let rule = |out: &mut String| {
         out.push_str("    ");
         for _ in 0..cols {

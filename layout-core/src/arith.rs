@@ -18,6 +18,8 @@ use crate::layout::Layout;
 use crate::tri;
 use core::fmt;
 
+const MAX_DEPTH: usize = crate::int_tuple::MAX_TOKENS / 2;
+
 /// The most leaves a codomain (an ArithTuple) has.
 pub const MAX_ARITH_RANK: usize = 4;
 
@@ -105,16 +107,24 @@ impl Codomain {
         let (s, d) = (l.shapes(), l.strides());
         let mut k = 0;
         while k < self.rank() {
+            let lane = 1i64 << self.width;
             let mut reach = self.get(start, k);
             let mut i = 0;
             while i < s.len() {
                 if d[i] < 0 {
                     return Err(LayoutError::NegativeStride { value: d[i] });
                 }
-                reach += (s[i] - 1) * self.get(d[i], k);
+                // every term is below 2^62 * size, so stop as soon as the lane is overrun
+                reach = match (s[i] - 1).checked_mul(self.get(d[i], k)) {
+                    Some(t) if t < lane => reach + t,
+                    _ => return Err(LayoutError::Overflow),
+                };
+                if reach >= lane {
+                    return Err(LayoutError::Overflow);
+                }
                 i += 1;
             }
-            if start < 0 || reach >= 1i64 << self.width {
+            if start < 0 || reach >= lane {
                 return Err(LayoutError::Overflow);
             }
             k += 1;
@@ -122,9 +132,10 @@ impl Codomain {
         Ok(())
     }
     /// The path of leaf `k` in the profile, outermost index first, and its length (an integer
-    /// profile is the path `0`).
-    fn path(&self, k: usize) -> ([usize; 8], usize) {
-        let mut cnt = [0usize; 8];
+    /// profile is the path `0`). A tuple of `MAX_TOKENS` tokens nests at most `MAX_TOKENS / 2`
+    /// deep.
+    fn path(&self, k: usize) -> ([usize; MAX_DEPTH], usize) {
+        let mut cnt = [0usize; MAX_DEPTH];
         let (mut depth, mut leaf) = (0usize, 0usize);
         for &t in self.profile.tokens() {
             match t {
@@ -141,7 +152,7 @@ impl Codomain {
                 _ => {
                     if leaf == k {
                         return if depth == 0 {
-                            ([0; 8], 1)
+                            ([0; MAX_DEPTH], 1)
                         } else {
                             (cnt, depth)
                         };
@@ -153,7 +164,7 @@ impl Codomain {
                 }
             }
         }
-        ([0; 8], 1)
+        ([0; MAX_DEPTH], 1)
     }
     /// Writes the ArithTuple `x`, shaped as the profile: `(12,0)`.
     pub fn fmt_value(&self, f: &mut fmt::Formatter<'_>, x: i64) -> fmt::Result {

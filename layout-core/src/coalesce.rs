@@ -41,7 +41,8 @@ pub const fn coalesce(l: &Layout) -> Result<Layout> {
         } else if rs[n - 1] == 1 {
             rs[n - 1] = s[i];
             rd[n - 1] = d[i];
-        } else if rs[n - 1] * rd[n - 1] == d[i] {
+        } else if matches!(rs[n - 1].checked_mul(rd[n - 1]), Some(x) if x == d[i]) {
+            // (a product past i64 equals no stride)
             rs[n - 1] *= s[i];
         } else {
             rs[n] = s[i];

@@ -50,6 +50,11 @@ pub enum LayoutError {
     /// `shape`), the modes of `B` together reach element `reach`, so their sum carries into the next
     /// mode of `A`, where `A` is not linear.
     ModesCarry { shape: i64, reach: i64 },
+    /// A coordinate (or a thread index) outside the mode it indexes: `0 <= index < size` is
+    /// needed. (Added last: the kernels' PTX depends on the order of the variants.)
+    IndexOutOfRange { index: i64, size: i64 },
+    /// A copy atom moves 32, 64 or 128 bits per thread (`bits` was asked for).
+    UnsupportedAtom { bits: i64 },
 }
 
 impl LayoutError {
@@ -65,6 +70,8 @@ impl LayoutError {
             Self::ModesCarry { .. } => {
                 "B's modes together overrun a mode of A (A is not linear over their sum)"
             }
+            Self::IndexOutOfRange { .. } => "coordinate outside its mode (need 0 <= c < size)",
+            Self::UnsupportedAtom { .. } => "copy atoms move 32, 64 or 128 bits",
             Self::Overflow => "integer overflow",
             Self::RankMismatch { .. } => "ranks do not match",
             Self::ProfileMismatch => "tuples are not congruent",
@@ -116,6 +123,14 @@ impl fmt::Display for LayoutError {
                 write!(f, "negative strides are not supported here, found {value}")
             }
             Self::NotDivisible { value, by } => write!(f, "{by} does not divide {value}"),
+            Self::IndexOutOfRange { index, size } => write!(
+                f,
+                "coordinate {index} outside its mode of size {size} (need 0 <= {index} < {size})"
+            ),
+            Self::UnsupportedAtom { bits } => write!(
+                f,
+                "unsupported copy atom of {bits} bits (copy atoms move 32, 64 or 128 bits)"
+            ),
             Self::Parse { at, what } => write!(f, "cannot parse at byte {at}: {what}"),
             _ => f.write_str(c),
         }

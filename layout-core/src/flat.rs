@@ -4,7 +4,7 @@
 
 use crate::error::{LayoutError, Result};
 use crate::int_tuple::IntTuple;
-use crate::layout::Layout;
+use crate::layout::{check_extents, Layout};
 use crate::tri;
 
 /// `(s0,...,s{N-1}):(d0,...,d{N-1})` with run-time values.
@@ -17,27 +17,7 @@ pub struct FlatLayout<const N: usize> {
 impl<const N: usize> FlatLayout<N> {
     /// `shape:stride`, with the same invariant as [`Layout`] (positive shapes, no overflow).
     pub const fn new(shape: [i64; N], stride: [i64; N]) -> Result<Self> {
-        let mut span: i64 = 0;
-        let mut size: i64 = 1;
-        let mut i = 0;
-        while i < N {
-            if shape[i] <= 0 {
-                return Err(LayoutError::NonPositiveShape { value: shape[i] });
-            }
-            let ext = match (shape[i] - 1).checked_mul(stride[i].saturating_abs()) {
-                Some(v) => v,
-                None => return Err(LayoutError::Overflow),
-            };
-            span = match span.checked_add(ext) {
-                Some(v) => v,
-                None => return Err(LayoutError::Overflow),
-            };
-            size = match size.checked_mul(shape[i]) {
-                Some(v) => v,
-                None => return Err(LayoutError::Overflow),
-            };
-            i += 1;
-        }
+        check_extents!(shape, stride, N);
         Ok(Self { shape, stride })
     }
     /// The compact row-major layout of `shape`.

@@ -455,6 +455,22 @@ impl IntTuple {
         Ok(self.with_leaves(&v))
     }
 
+    /// `idx2crd(c, shape)` with `self` the shape: the natural coordinate, congruent with the shape,
+    /// of `c` — a 1-D index, a coordinate coarser than the shape (an integer where the shape has a
+    /// tuple is split colexicographically over it), or a natural coordinate. E.g. in `(3,(2,3))`
+    /// both `16` and `(1,5)` and `(1,(1,2))` are `(1,(1,2))`.
+    ///
+    /// Post-conditions: the result is congruent with the shape, each leaf `0 <= r_k < s_k`, and
+    /// `crd2idx` of it under any layout of this shape equals `crd2idx` of `c`. Errors: a `c` whose
+    /// nesting is finer than the shape's (`ProfileMismatch`), an integer outside the mode it
+    /// indexes (`IndexOutOfRange`), `_` in `c` (`UnexpectedUnderscore`), an invalid shape.
+    pub const fn idx2crd(&self, c: &IntTuple) -> Result<IntTuple> {
+        tri!(self.check_shape());
+        tri!(self.size());
+        let (nat, _) = tri!(crate::layout::natural_coord(self, c, false));
+        Ok(self.with_leaves(&nat))
+    }
+
     /// Checks that no leaf is `_` and every leaf is positive (a valid shape).
     pub const fn check_shape(&self) -> Result<()> {
         if self.has_hole() {
@@ -489,7 +505,16 @@ impl IntTuple {
 
     /// Reads one tuple starting at byte `pos`; returns it and the position after it.
     pub const fn parse_at(b: &[u8], pos: usize) -> Result<(Self, usize)> {
+        Self::parse_nested(b, pos, 0)
+    }
+
+    /// [`IntTuple::parse_at`] inside `depth` open parentheses: a tuple nested deeper than
+    /// `MAX_TOKENS / 2` cannot be stored, so reading stops there (bounded recursion).
+    const fn parse_nested(b: &[u8], pos: usize, depth: usize) -> Result<(Self, usize)> {
         let mut p = skip_ws(b, pos);
+        if depth > MAX_TOKENS / 2 {
+            return Err(LayoutError::Capacity);
+        }
         if p >= b.len() {
             return Err(LayoutError::Parse {
                 at: p,
@@ -503,7 +528,7 @@ impl IntTuple {
                 return Ok((t, p + 1));
             }
             loop {
-                let (c, q) = tri!(Self::parse_at(b, p));
+                let (c, q) = tri!(Self::parse_nested(b, p, depth + 1));
                 tri!(t.push(&c));
                 p = skip_ws(b, q);
                 if p >= b.len() {

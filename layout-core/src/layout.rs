@@ -34,10 +34,13 @@ impl Layout {
 
     /// `shape` with the strides `stride` given leaf by leaf.
     pub const fn from_parts(shape: IntTuple, stride: &[i64]) -> Result<Self> {
-        tri!(shape.check_shape());
-        if stride.len() < shape.num_leaves() {
+        if shape.has_hole() {
+            return Err(LayoutError::UnexpectedUnderscore);
+        }
+        let n = shape.num_leaves();
+        if stride.len() < n {
             return Err(LayoutError::RankMismatch {
-                expected: shape.num_leaves(),
+                expected: n,
                 found: stride.len(),
             });
         }
@@ -45,25 +48,12 @@ impl Layout {
             shape,
             stride: [0; MAX_LEAVES],
         };
-        let s = shape.leaves();
-        let mut span: i64 = 0;
         let mut i = 0;
-        while i < s.len() {
+        while i < n {
             l.stride[i] = stride[i];
-            let ext = match (s[i] - 1).checked_mul(stride[i].saturating_abs()) {
-                Some(v) => v,
-                None => return Err(LayoutError::Overflow),
-            };
-            span = match span.checked_add(ext) {
-                Some(v) => v,
-                None => return Err(LayoutError::Overflow),
-            };
             i += 1;
         }
-        if span == i64::MAX {
-            return Err(LayoutError::Overflow);
-        }
-        tri!(shape.size());
+        check_extents!(shape.leaves(), l.stride, n);
         Ok(l)
     }
 
@@ -350,7 +340,9 @@ impl Layout {
         Ok(r)
     }
 
-    /// The natural coordinate (congruent with the shape) of the 1-D coordinate `i` (`idx2crd`).
+    /// The natural coordinate (congruent with the shape) of the 1-D coordinate `i` (`idx2crd`),
+    /// for `0 <= i < size(L)` (outside it the last leaf takes what remains); the checked form,
+    /// which also takes tuple coordinates, is [`IntTuple::idx2crd`] on the shape.
     pub const fn idx2crd(&self, i: i64) -> IntTuple {
         let s = self.shape.leaves();
         let mut c = [0i64; MAX_LEAVES];
@@ -442,6 +434,44 @@ impl Layout {
     }
 }
 
+/// The invariant of every layout, run-time ([`crate::FlatLayout`]) or not: each of the `n`
+/// shapes `s_i` is positive, and `size = prod s_i` and `span = sum (s_i - 1) |d_i|` fit in `i64`,
+/// with `span < i64::MAX` (so `cosize = L(size - 1) + 1` fits too). Returns the error from the
+/// enclosing function.
+///
+/// Post-condition: when it falls through, evaluating the layout at any coordinate of its domain,
+/// its size and its cosize cannot overflow.
+///
+/// A macro rather than a `const fn`: behind a function boundary (slices, arrays or a `Result`
+/// passed back), the compiler stopped keeping a kernel's run-time [`crate::FlatLayout`] in
+/// registers and its `Result` went to local memory (`tests/ptx.rs` caught it).
+macro_rules! check_extents {
+    ($shape:expr, $stride:expr, $n:expr) => {{
+        let mut span: i64 = 0;
+        let mut size: i64 = 1;
+        let mut i = 0;
+        while i < $n {
+            if $shape[i] <= 0 {
+                return Err(LayoutError::NonPositiveShape { value: $shape[i] });
+            }
+            let ext = match ($shape[i] - 1).checked_mul($stride[i].saturating_abs()) {
+                Some(v) => v,
+                None => return Err(LayoutError::Overflow),
+            };
+            span = match span.checked_add(ext) {
+                Some(v) if v < i64::MAX => v,
+                _ => return Err(LayoutError::Overflow),
+            };
+            size = match size.checked_mul($shape[i]) {
+                Some(v) => v,
+                None => return Err(LayoutError::Overflow),
+            };
+            i += 1;
+        }
+    }};
+}
+pub(crate) use check_extents;
+
 /// End (exclusive) of the subtree starting at token `j`.
 pub(crate) const fn subtree_end(t: &[u8], j: usize) -> usize {
     if t[j] != OPEN {
@@ -476,7 +506,11 @@ const fn count_leaves(t: &[u8], a: usize, b: usize) -> usize {
 
 /// The natural coordinate of `c` in `shape`, leaf by leaf, and which leaves fall under a `_` of
 /// `c` (only allowed when `holes`). An integer of `c` where `shape` has a tuple is split
-/// colexicographically over that tuple's leaves, the last leaf taking what remains.
+/// colexicographically over that tuple's leaves.
+///
+/// Post-condition: `Ok` only when every integer of `c` lies inside the (sub-)shape it indexes
+/// (`0 <= c_i < size`, else [`LayoutError::IndexOutOfRange`]) and `c`'s nesting is coarser than or
+/// equal to `shape`'s (else `ProfileMismatch`); then each natural leaf is in `[0, s_k)`.
 pub(crate) const fn natural_coord(
     shape: &IntTuple,
     c: &IntTuple,
@@ -508,6 +542,22 @@ pub(crate) const fn natural_coord(
                 }
             } else {
                 let mut rest = cv[cl];
+                // the leaf indexes the `nl` leaves below it as one mode of their product's size
+                let mut n: i64 = 1;
+                let mut q = 0;
+                while q < nl {
+                    n = match n.checked_mul(sv[sl + q]) {
+                        Some(v) => v,
+                        None => return Err(LayoutError::Overflow),
+                    };
+                    q += 1;
+                }
+                if rest < 0 || rest >= n {
+                    return Err(LayoutError::IndexOutOfRange {
+                        index: rest,
+                        size: n,
+                    });
+                }
                 let mut q = 0;
                 while q < nl {
                     if q + 1 < nl {

@@ -96,6 +96,12 @@ pub const fn local_tile_proj(
 /// Post-condition: over all `i < size(thr)` the results are disjoint and together cover `L`'s
 /// elements of the tiled region exactly once.
 pub const fn local_partition(l: &Layout, thr: &Layout, i: i64) -> Result<(Layout, i64)> {
+    if i < 0 || i >= thr.size() {
+        return Err(LayoutError::IndexOutOfRange {
+            index: i,
+            size: thr.size(),
+        });
+    }
     let tiler = tri!(Tiler::shape(&tri!(thr.shape().product_each())));
     outer_partition(l, &tiler, &flat_coord(thr, i))
 }
@@ -111,7 +117,8 @@ pub const fn local_partition_proj(
 }
 
 /// `L.get_flat_coord(i)`: the flat natural coordinate that `L` maps to `i` (`(i / d) % s` per
-/// leaf; `0` for stride-0 leaves); an integer for an integer shape.
+/// leaf; `0` for stride-0 leaves); an integer for an integer shape. Meant for `0 <= i` (a thread
+/// index); [`local_partition`] checks `i < size(L)`.
 pub const fn flat_coord(l: &Layout, i: i64) -> IntTuple {
     let (s, d) = (l.shapes(), l.strides());
     let mut c = [0i64; crate::int_tuple::MAX_LEAVES];

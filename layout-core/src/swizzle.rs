@@ -30,10 +30,14 @@ pub struct Swizzle {
 impl Swizzle {
     /// `Sw<B,M,S>`; admissible when `B >= 0`, `M >= 0`, `|S| >= B` and all masks fit in 62 bits.
     pub const fn new(bits: i64, base: i64, shift: i64) -> Result<Self> {
+        let reach = shift.saturating_abs();
+        // each part is checked before the sum, which then cannot overflow
         if bits < 0
             || base < 0
-            || shift.saturating_abs() < bits
-            || bits + base + shift.saturating_abs() > 62
+            || reach < bits
+            || base > 62
+            || reach > 62
+            || bits + base + reach > 62
         {
             return Err(LayoutError::BadSwizzle);
         }
@@ -68,26 +72,59 @@ impl Swizzle {
 }
 
 /// `Sw o offset o L`: `c -> Sw(offset + L(c))`, a swizzled layout (CuTe's `ComposedLayout`).
+///
+/// Invariant kept by every constructor: `|offset| + span(L) + block(Sw)` fits in `i64` (with
+/// `span(L) = sum (s_i - 1) |d_i|`), so evaluation inside the domain and `cosize` never overflow.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct ComposedLayout {
-    /// The outer function.
-    pub swizzle: Swizzle,
-    /// Added before swizzling (what slicing accumulates).
-    pub offset: i64,
-    /// The inner layout: the domain.
-    pub layout: Layout,
+    swizzle: Swizzle,
+    offset: i64,
+    layout: Layout,
 }
 
 impl ComposedLayout {
     /// `Sw o 0 o L`.
-    pub const fn new(swizzle: Swizzle, layout: Layout) -> Self {
-        Self {
-            swizzle,
-            offset: 0,
-            layout,
-        }
+    pub const fn new(swizzle: Swizzle, layout: Layout) -> Result<Self> {
+        Self::with_offset(swizzle, 0, layout)
     }
-    /// `Sw(offset + L(i))` for a 1-D coordinate.
+    /// `Sw o offset o L`; `Err(Overflow)` when `|offset| + span(L) + block(Sw)` leaves `i64`.
+    pub const fn with_offset(swizzle: Swizzle, offset: i64, layout: Layout) -> Result<Self> {
+        let (s, d) = (layout.shapes(), layout.strides());
+        let mut reach = match offset.checked_abs() {
+            Some(v) => match v.checked_add(swizzle.block()) {
+                Some(w) => w,
+                None => return Err(LayoutError::Overflow),
+            },
+            None => return Err(LayoutError::Overflow),
+        };
+        let mut i = 0;
+        while i < s.len() {
+            // each term fits: the layout's own invariant bounds the span
+            reach = match reach.checked_add((s[i] - 1) * d[i].saturating_abs()) {
+                Some(v) => v,
+                None => return Err(LayoutError::Overflow),
+            };
+            i += 1;
+        }
+        Ok(Self {
+            swizzle,
+            offset,
+            layout,
+        })
+    }
+    /// The outer function `Sw`.
+    pub const fn swizzle(&self) -> Swizzle {
+        self.swizzle
+    }
+    /// Added before swizzling (what slicing accumulates).
+    pub const fn offset(&self) -> i64 {
+        self.offset
+    }
+    /// The inner layout: the domain.
+    pub const fn layout(&self) -> &Layout {
+        &self.layout
+    }
+    /// `Sw(offset + L(i))` for a 1-D coordinate `0 <= i < size(L)`.
     #[inline]
     pub const fn call(&self, i: i64) -> i64 {
         self.swizzle.apply(self.offset + self.layout.call(i))
@@ -109,37 +146,45 @@ impl ComposedLayout {
         let b = self.swizzle.block();
         crate::composition::ceil_div(c, b) * b
     }
+    /// The same swizzle and offset over another inner layout (checked again: a composition can
+    /// reach further than `L`).
+    const fn over(&self, layout: Layout) -> Result<Self> {
+        Self::with_offset(self.swizzle, self.offset, layout)
+    }
     /// `(Sw o off o L) o B = Sw o off o (L o B)`.
     ///
     /// Post-condition: `R(i) == self(B(i))` for all `0 <= i < size(B)`.
     pub const fn compose(&self, b: &Layout) -> Result<Self> {
-        Ok(Self {
-            layout: tri!(composition(&self.layout, b)),
-            ..*self
-        })
+        self.over(tri!(composition(&self.layout, b)))
     }
     /// By-mode composition with a tiler, on the inner layout.
     pub const fn compose_tiler(&self, t: &Tiler) -> Result<Self> {
-        Ok(Self {
-            layout: tri!(composition_tiler(&self.layout, t)),
-            ..*self
-        })
+        self.over(tri!(composition_tiler(&self.layout, t)))
     }
     /// Mode `i`: `Sw o off o layout<i>(L)`.
     pub const fn get(&self, i: usize) -> Result<Self> {
-        Ok(Self {
-            layout: tri!(self.layout.get(i)),
-            ..*self
-        })
+        self.over(tri!(self.layout.get(i)))
     }
     /// Slicing: the fixed part of `c` moves into the offset, under the swizzle.
+    ///
+    /// Post-condition: `R(x) == self(c with its _ filled by x)`.
     pub const fn slice(&self, c: &IntTuple) -> Result<Self> {
         let (l, off) = tri!(self.layout.slice(c));
-        Ok(Self {
-            swizzle: self.swizzle,
-            offset: self.offset + off,
-            layout: l,
-        })
+        match self.offset.checked_add(off) {
+            Some(o) => Self::with_offset(self.swizzle, o, l),
+            None => Err(LayoutError::Overflow),
+        }
+    }
+    /// `dice(c, Sw o off o L) = Sw o off o dice(c, L)`: the modes where `c` is not `_`, under the
+    /// same swizzle and offset (the `_` modes contribute nothing, so nothing moves into the
+    /// offset).
+    pub const fn dice(&self, c: &IntTuple) -> Result<Self> {
+        self.over(tri!(self.layout.dice(c)))
+    }
+    /// Applies `f` to the inner layout (a divide, a product, ...) under the same swizzle and
+    /// offset.
+    pub fn map(&self, f: impl FnOnce(&Layout) -> Result<Layout>) -> Result<Self> {
+        self.over(f(&self.layout)?)
     }
 }
 

@@ -44,10 +44,13 @@ pub const fn make_tiled_copy_tv(
     atom_bits: i64,
     elem_bits: i64,
 ) -> Result<TiledCopy> {
-    if !(atom_bits == 32 || atom_bits == 64 || atom_bits == 128)
-        || elem_bits <= 0
-        || atom_bits % elem_bits != 0
-    {
+    if !(atom_bits == 32 || atom_bits == 64 || atom_bits == 128) {
+        return Err(LayoutError::UnsupportedAtom { bits: atom_bits });
+    }
+    if elem_bits <= 0 {
+        return Err(LayoutError::NonPositiveShape { value: elem_bits });
+    }
+    if atom_bits % elem_bits != 0 {
         return Err(LayoutError::NotDivisible {
             value: atom_bits,
             by: elem_bits,
@@ -108,9 +111,9 @@ impl TiledCopy {
     /// over whole tiles, each exactly once.
     pub const fn partition(&self, l: &Layout, tid: i64) -> Result<(Layout, i64)> {
         if tid < 0 || tid >= self.threads() {
-            return Err(LayoutError::ModeOutOfRange {
-                index: tid as usize,
-                rank: self.threads() as usize,
+            return Err(LayoutError::IndexOutOfRange {
+                index: tid,
+                size: self.threads(),
             });
         }
         let (thr, vals) = tri!(self.partition_modes(l));
@@ -163,9 +166,9 @@ impl TiledCopy {
     /// `get_slice(tid)`: thread `tid`'s view (`Err` when `tid >= threads()`).
     pub const fn get_slice(&self, tid: i64) -> Result<ThrCopy> {
         if tid < 0 || tid >= self.threads() {
-            return Err(LayoutError::ModeOutOfRange {
-                index: tid as usize,
-                rank: self.threads() as usize,
+            return Err(LayoutError::IndexOutOfRange {
+                index: tid,
+                size: self.threads(),
             });
         }
         Ok(ThrCopy { copy: *self, tid })
