@@ -1,7 +1,9 @@
 //! Builds the device crate `gpu/` to PTX with rustc's NVPTX backend and embeds it: `src/ptx.rs`
 //! includes `$OUT_DIR/ptx.rs`, a table of (arch, PTX text).
 //!
-//! - Archs: `TESSEL_ARCH` (comma-separated `sm_XX`, default `sm_90`).
+//! - Archs: `TESSEL_ARCH` (comma-separated `sm_XX`, default `sm_90`): `sm_80` or newer (the
+//!   kernels use `cp.async` and `cvt.rn.bf16x2.f32`), `sm_90a`-style arch-specific ones too; the
+//!   rules are `host/src/arch.rs`'s.
 //! - Toolchain: the pinned nightly below, with `rust-src` (`-Zbuild-std=core`); `scripts/setup.sh`
 //!   installs it. Without it the build stops with the command that installs it.
 //! - The PTX is rustc's `--emit=asm` output. The NVPTX link step would need `llvm-bitcode-linker`,
@@ -41,10 +43,18 @@ fn main() {
         println!("cargo:warning=TESSEL_NO_PTX=1: built without PTX; GPU commands will not run");
     } else {
         let archs = env::var("TESSEL_ARCH").unwrap_or_else(|_| "sm_90".into());
-        for arch in archs.split(',').map(str::trim).filter(|a| !a.is_empty()) {
-            if let Err(e) = check_arch(arch) {
-                fail(&e);
-            }
+        let archs: Vec<&str> = archs
+            .split(',')
+            .map(str::trim)
+            .filter(|a| !a.is_empty())
+            .collect();
+        if archs.is_empty() {
+            fail("TESSEL_ARCH names no arch (e.g. TESSEL_ARCH=sm_80,sm_90; TESSEL_NO_PTX=1 builds without PTX)");
+        }
+        if let Some(e) = archs.iter().find_map(|a| check_arch(a).err()) {
+            fail(&e);
+        }
+        for arch in archs {
             match build_ptx(&root, arch) {
                 Ok(ptx) => {
                     let dst = out.join(format!("tessel_{arch}.ptx"));
@@ -69,13 +79,17 @@ fn fail(msg: &str) -> ! {
     std::process::exit(1)
 }
 
+/// `TESSEL_ARCH`'s rules, shared with `tessel ptx --arch` and the runtime's choice of PTX.
+#[allow(dead_code)]
+mod arch {
+    include!("host/src/arch.rs");
+}
+
+/// `Ok` for `sm_<N>` / `sm_<N>a` with `N >= 80`; `Err` names the condition `arch` breaks.
 fn check_arch(arch: &str) -> Result<(), String> {
-    match arch.strip_prefix("sm_").map(|n| n.parse::<u32>()) {
-        Some(Ok(n)) if n >= 70 => Ok(()),
-        _ => Err(format!(
-            "TESSEL_ARCH: '{arch}' is not an arch the kernels support (sm_70 or newer, e.g. sm_90)"
-        )),
-    }
+    arch::Arch::parse(arch)
+        .map(|_| ())
+        .map_err(|e| format!("TESSEL_ARCH={arch}: {e}"))
 }
 
 /// `cargo +NIGHTLY rustc --release --target nvptx64-nvidia-cuda -Zbuild-std=core --crate-type

@@ -1,264 +1,424 @@
-//! `tessel ptx`, `tessel run`, `tessel bench`.
+//! `tessel ptx`, `tessel run`, `tessel bench`: their arguments, every combination checked before
+//! anything runs, and what they do.
 
 use std::process::ExitCode;
 
+use clap::error::ErrorKind;
+use clap::{Args, ValueEnum};
 use half::{bf16, f16};
+use host::arch::Arch;
 use host::elem::{Elem, Rng};
 use host::gpu::{Gpu, GpuError};
 use host::jobs::{self, Timing, Verdict};
 use tessel::ptx;
-use tessel_gpu::transpose::{Padded, Swizzled};
+use tessel_gpu::transpose::{Padded, SmemTile, Swizzled};
 
 const NO_GPU: u8 = 3;
 
-/// Options after the command's positional arguments.
-struct Opts {
-    pos: Vec<String>,
-    dtypes: Vec<&'static str>,
-    smems: Vec<&'static str>,
-    seed: u64,
-    reps: usize,
-    arch: Option<String>,
+pub const PTX_HELP: &str = "\
+The PTX is built into the binary for the archs in TESSEL_ARCH (default sm_90; sm_80 or newer,
+sm_90a-style arch-specific ones too).
+
+Exit status: 0 printed, 2 bad arguments (an arch that is not sm_XX, or older than sm_80), 3 no PTX
+built for that arch.";
+
+pub const RUN_HELP: &str = "\
+KERNEL and its SIZES (positive integers, `_` separators allowed, at most 2^32 elements):
+  copy [N]               default 1000003; --dtype f32|f16|bf16|all
+  transpose [ROWS COLS]  default 1031 2053; ROWS at most 4194240 (65535 blocks of 64 rows);
+                         --dtype f32|f16|bf16|all, --smem pad|swizzle|all
+  rmsnorm [M N]          default 14 4096; N a multiple of 8; --dtype f32|bf16|all (f32 and bf16)
+  all                    every kernel, dtype and tile at ragged and large sizes (no SIZES, --dtype
+                         or --smem)
+
+Fresh random input (the seed is printed: --seed N replays the run), a NaN-poisoned output, the
+kernel on the GPU against the host execution of the same partitioning code; one line per check.
+Without a GPU (or without PTX for it), runs the host executions only.
+
+Exit status: 0 all passed on the GPU, 1 a check failed (or the GPU could not be used), 2 bad
+arguments, 3 no GPU or no PTX for it (the host executions passed).";
+
+pub const BENCH_HELP: &str = "\
+Median time of --reps runs (CUDA events) after 5 warm-ups, beside cuMemcpyDtoD of the same bytes in
+the same run: rmsnorm 16384x4096 (bf16, f32) and 16384x12288 (bf16); copy 2^26 f32, 2^27 bf16,
+2^26+5 f32; transpose 8192x8192 (pad and swizzle, each dtype) and 8191x8193 f32.
+
+Exit status: 0 all timed, 1 a kernel failed to run (or the GPU could not be used), 2 bad
+arguments, 3 no GPU or no PTX for it.";
+
+/// A kernel, or all of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Kernel {
+    /// `copy_{f32,f16,bf16}`
+    Copy,
+    /// `transpose_{pad,swizzle}_{f32,f16,bf16}`
+    Transpose,
+    /// `rmsnorm_{f32,bf16}`
+    Rmsnorm,
+    /// every kernel
+    All,
+}
+
+impl Kernel {
+    /// As the command line names it.
+    fn name(self) -> &'static str {
+        match self {
+            Kernel::Copy => "copy",
+            Kernel::Transpose => "transpose",
+            Kernel::Rmsnorm => "rmsnorm",
+            Kernel::All => "all",
+        }
+    }
+}
+
+/// `--dtype`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DtypeArg {
+    F32,
+    F16,
+    Bf16,
+    /// every type the kernel has
+    All,
+}
+
+/// `--smem`: the transpose's shared tile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SmemArg {
+    /// `(64,64):(65,1)` (16-bit: `(64,64):(66,1)`)
+    Pad,
+    /// `Sw<5,0,6> o (64,64):(64,1)` (16-bit: `Sw<5,1,5>`)
+    Swizzle,
+    /// both
+    All,
+}
+
+/// `tessel ptx`'s arguments.
+#[derive(Args)]
+pub struct PtxArgs {
+    /// The arch whose PTX to print [default: the first built]
+    #[arg(long, value_name = "sm_XX", value_parser = Arch::parse)]
+    arch: Option<Arch>,
+}
+
+/// `tessel run`'s arguments.
+#[derive(Args)]
+pub struct RunArgs {
+    /// copy, transpose, rmsnorm or all
+    #[arg(value_enum, value_name = "KERNEL", hide_possible_values = true)]
+    kernel: Option<Kernel>,
+    /// copy: N; transpose: ROWS COLS; rmsnorm: M N (rows, columns)
+    #[arg(value_name = "SIZES", value_parser = parse_size)]
+    sizes: Vec<usize>,
+    /// Element type [default: f32]
+    #[arg(long, value_enum)]
+    dtype: Option<DtypeArg>,
+    /// The transpose's shared tile [default: swizzle]
+    #[arg(long, value_enum)]
+    smem: Option<SmemArg>,
+    /// Seed of the random inputs [default: a fresh one, printed]
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// CUDA device ordinal
+    #[arg(long, value_name = "N", default_value_t = 0)]
     device: usize,
 }
 
-fn parse(args: &[String]) -> Result<Opts, String> {
-    let mut o = Opts {
-        pos: vec![],
-        dtypes: vec!["f32"],
-        smems: vec!["default"],
-        seed: Rng::fresh_seed(),
-        reps: 50,
-        arch: None,
-        device: 0,
-    };
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let mut val = |name: &str| it.next().cloned().ok_or(format!("{name} needs a value"));
-        match a.as_str() {
-            "--dtype" => {
-                o.dtypes = match val("--dtype")?.as_str() {
-                    "f32" => vec!["f32"],
-                    "f16" => vec!["f16"],
-                    "bf16" => vec!["bf16"],
-                    "all" => vec!["f32", "f16", "bf16"],
-                    d => return Err(format!("--dtype: '{d}' is not f32, f16, bf16 or all")),
-                }
-            }
-            "--smem" => {
-                o.smems = match val("--smem")?.as_str() {
-                    "pad" => vec!["pad"],
-                    "swizzle" => vec!["swizzle"],
-                    "all" => vec!["pad", "swizzle"],
-                    d => return Err(format!("--smem: '{d}' is not pad, swizzle or all")),
-                }
-            }
-            "--seed" => o.seed = val("--seed")?.parse().map_err(|e| format!("--seed: {e}"))?,
-            "--reps" => {
-                o.reps = val("--reps")?.parse().map_err(|e| format!("--reps: {e}"))?;
-                if o.reps == 0 {
-                    return Err("--reps must be at least 1".into());
-                }
-            }
-            "--arch" => o.arch = Some(val("--arch")?),
-            "--device" => {
-                o.device = val("--device")?
-                    .parse()
-                    .map_err(|e| format!("--device: {e}"))?
-            }
-            s if s.starts_with("--") => return Err(format!("unknown option {s}")),
-            s => o.pos.push(s.to_string()),
+/// `tessel bench`'s arguments.
+#[derive(Args)]
+pub struct BenchArgs {
+    /// copy, transpose, rmsnorm or all
+    #[arg(value_enum, value_name = "KERNEL", default_value_t = Kernel::All)]
+    kernel: Kernel,
+    /// Timed runs of each kernel (and of the memcpy)
+    #[arg(long, value_name = "N", default_value_t = 50,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    reps: u32,
+    /// Seed of the random inputs [default: a fresh one, printed]
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// CUDA device ordinal
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    device: usize,
+}
+
+/// The most elements one check moves: the host execution holds several copies of them.
+const MAX_ELEMS: usize = 1 << 32;
+/// The transpose's most rows: `ceil(ROWS / 64)` blocks along the grid's y, at most 65535.
+const MAX_TRANSPOSE_ROWS: usize = 65535 * 64;
+
+/// A size: a positive integer, `_` separators allowed.
+fn parse_size(s: &str) -> Result<usize, String> {
+    match s.replace('_', "").parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err("a size is a positive integer".into()),
+    }
+}
+
+/// An element type of the copies and transposes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Dtype {
+    F32,
+    F16,
+    Bf16,
+}
+
+impl Dtype {
+    fn name(self) -> &'static str {
+        match self {
+            Dtype::F32 => f32::NAME,
+            Dtype::F16 => f16::NAME,
+            Dtype::Bf16 => bf16::NAME,
         }
     }
-    Ok(o)
 }
 
-fn sizes(pos: &[String], want: usize, default: &[usize]) -> Result<Vec<usize>, String> {
-    if pos.is_empty() {
-        return Ok(default.to_vec());
-    }
-    if pos.len() != want {
-        return Err(format!("expected {want} sizes, got {}", pos.len()));
-    }
-    pos.iter()
-        .map(|s| match s.replace('_', "").parse::<usize>() {
-            Ok(n) if n > 0 => Ok(n),
-            _ => Err(format!("size '{s}' is not a positive integer")),
-        })
-        .collect()
+/// An element type of RMSNorm (there is no f16 kernel).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RmsDtype {
+    F32,
+    Bf16,
 }
 
-fn usage_error(msg: &str) -> ExitCode {
-    eprintln!("tessel: {msg} (see tessel help)");
-    ExitCode::from(2)
+/// One check of `tessel run`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Job {
+    Copy(Dtype, usize),
+    /// The shared tile: `None` for `jobs::DefaultSmem`.
+    Transpose(Dtype, Option<SmemArg>, usize, usize),
+    Rmsnorm(RmsDtype, usize, usize),
+}
+
+impl Job {
+    /// What the check is, for a line that says it could not run.
+    fn name(&self) -> String {
+        match self {
+            Job::Copy(d, n) => format!("copy {} n={n}", d.name()),
+            Job::Transpose(d, m, r, c) => {
+                let tile = match m {
+                    Some(SmemArg::Pad) => "pad",
+                    Some(_) => "swizzle",
+                    None => <jobs::DefaultSmem<f32> as SmemTile>::NAME,
+                };
+                format!("transpose_{tile} {} {r}x{c}", d.name())
+            }
+            Job::Rmsnorm(RmsDtype::F32, r, c) => format!("rmsnorm f32 {r}x{c}"),
+            Job::Rmsnorm(RmsDtype::Bf16, r, c) => format!("rmsnorm bf16 {r}x{c}"),
+        }
+    }
+}
+
+/// A bad combination of arguments: clap's kind of error and what is wrong.
+type Usage = (ErrorKind, String);
+
+/// The checks `tessel run` makes, or what makes the arguments meaningless; `Ok` only for checks
+/// that can run (types a kernel has, sizes it takes).
+fn plan(a: &RunArgs) -> Result<Vec<Job>, Usage> {
+    let conflict = |m: &str| Err((ErrorKind::ArgumentConflict, m.to_string()));
+    let Some(kernel) = a.kernel else {
+        return Err((
+            ErrorKind::MissingRequiredArgument,
+            "run needs a KERNEL: copy, transpose, rmsnorm or all".into(),
+        ));
+    };
+    if kernel == Kernel::All {
+        if !a.sizes.is_empty() {
+            return conflict("run all takes no SIZES: it runs every kernel at its own sizes");
+        }
+        if a.dtype.is_some() || a.smem.is_some() {
+            return conflict("run all runs every dtype and tile: --dtype and --smem do not apply");
+        }
+        return Ok(everything());
+    }
+    if a.smem.is_some() && kernel != Kernel::Transpose {
+        return conflict(&format!(
+            "--smem is the transpose's shared tile: {} has no choice of tile",
+            kernel.name()
+        ));
+    }
+    let (want, names, default): (usize, &str, &[usize]) = match kernel {
+        Kernel::Copy => (1, "size (N)", &[1_000_003]),
+        Kernel::Transpose => (2, "sizes (ROWS COLS)", &[1031, 2053]),
+        _ => (2, "sizes (M N)", &[14, 4096]),
+    };
+    let s = match a.sizes.len() {
+        0 => default.to_vec(),
+        n if n == want => a.sizes.clone(),
+        n => {
+            return Err((
+                ErrorKind::WrongNumberOfValues,
+                format!("{} takes {want} {names}, got {n}", kernel.name()),
+            ))
+        }
+    };
+    let invalid = |m: String| Err((ErrorKind::ValueValidation, m));
+    match s.iter().try_fold(1usize, |p, &n| p.checked_mul(n)) {
+        Some(n) if n <= MAX_ELEMS => {}
+        _ => return invalid(format!("{s:?} is more than 2^32 elements")),
+    }
+    let dtypes = match a.dtype.unwrap_or(DtypeArg::F32) {
+        DtypeArg::F32 => vec![Dtype::F32],
+        DtypeArg::F16 => vec![Dtype::F16],
+        DtypeArg::Bf16 => vec![Dtype::Bf16],
+        DtypeArg::All => vec![Dtype::F32, Dtype::F16, Dtype::Bf16],
+    };
+    Ok(match kernel {
+        Kernel::Copy => dtypes.into_iter().map(|d| Job::Copy(d, s[0])).collect(),
+        Kernel::Transpose => {
+            if s[0] > MAX_TRANSPOSE_ROWS {
+                return invalid(format!(
+                    "transpose needs ROWS <= {MAX_TRANSPOSE_ROWS} (65535 blocks of 64 rows), got {}",
+                    s[0]
+                ));
+            }
+            let tiles = match a.smem {
+                None => vec![None],
+                Some(SmemArg::All) => vec![Some(SmemArg::Pad), Some(SmemArg::Swizzle)],
+                Some(m) => vec![Some(m)],
+            };
+            let mut jobs = vec![];
+            for d in dtypes {
+                jobs.extend(tiles.iter().map(|&m| Job::Transpose(d, m, s[0], s[1])));
+            }
+            jobs
+        }
+        _ => {
+            if s[1] % 8 != 0 {
+                return invalid(format!("rmsnorm needs N a multiple of 8, got N = {}", s[1]));
+            }
+            let d = match a.dtype {
+                Some(DtypeArg::F16) => {
+                    return invalid("rmsnorm has no f16 kernel (f32, bf16)".into());
+                }
+                Some(DtypeArg::Bf16) => vec![RmsDtype::Bf16],
+                Some(DtypeArg::All) => vec![RmsDtype::F32, RmsDtype::Bf16],
+                Some(DtypeArg::F32) | None => vec![RmsDtype::F32],
+            };
+            d.into_iter().map(|d| Job::Rmsnorm(d, s[0], s[1])).collect()
+        }
+    })
+}
+
+/// `tessel run all`: every kernel, type and tile at ragged and large sizes.
+fn everything() -> Vec<Job> {
+    let mut plan = vec![];
+    for d in [RmsDtype::F32, RmsDtype::Bf16] {
+        for (m, n) in [
+            (1, 8),
+            (14, 4096),
+            (14, 1000),
+            (37, 2056),
+            (16384, 4096),
+            (3, 12288),
+        ] {
+            plan.push(Job::Rmsnorm(d, m, n));
+        }
+    }
+    for d in [Dtype::F32, Dtype::F16, Dtype::Bf16] {
+        for n in [1, 7, 4096, 1_000_003, (1 << 26) + 5] {
+            plan.push(Job::Copy(d, n));
+        }
+        for m in [SmemArg::Pad, SmemArg::Swizzle] {
+            for (r, c) in [(1, 1), (63, 65), (1031, 2053), (4096, 4100)] {
+                plan.push(Job::Transpose(d, Some(m), r, c));
+            }
+        }
+    }
+    plan
+}
+
+/// Is the GPU absent (no driver, no device, no PTX for it) rather than present and failing?
+fn absent(e: &GpuError) -> bool {
+    matches!(
+        e,
+        GpuError::NoDriver | GpuError::NoDevice(_) | GpuError::NoPtx { .. }
+    )
 }
 
 /// `tessel ptx [--arch sm_XX]`.
-pub fn ptx(args: &[String]) -> ExitCode {
-    let o = match parse(args) {
-        Ok(o) => o,
-        Err(e) => return usage_error(&e),
-    };
+pub fn ptx(a: PtxArgs) -> ExitCode {
     let built = ptx::archs();
-    let arch = o.arch.or_else(|| built.first().map(|a| a.to_string()));
-    match arch.as_deref().and_then(ptx::for_arch) {
+    let arch = a.arch.map(|a| a.to_string());
+    let arch = arch.as_deref().or(built.first().copied());
+    match arch.and_then(ptx::for_arch) {
         Some(text) => {
             use std::io::Write;
             // a closed pipe (`tessel ptx | head`) is not an error
             let _ = std::io::stdout().lock().write_all(text.as_bytes());
             ExitCode::SUCCESS
         }
+        None if built.is_empty() => {
+            eprintln!("tessel ptx: this tessel was built without PTX (TESSEL_NO_PTX=1); rebuild with TESSEL_ARCH={} cargo build", arch.unwrap_or("sm_90"));
+            ExitCode::from(NO_GPU)
+        }
         None => {
             eprintln!(
-                "tessel ptx: no PTX for {} (built: {}); rebuild with TESSEL_ARCH={} cargo build",
-                arch.as_deref().unwrap_or("any arch"),
-                if built.is_empty() {
-                    "none".into()
-                } else {
-                    built.join(", ")
-                },
-                arch.as_deref().unwrap_or("sm_90"),
+                "tessel ptx: no PTX for {} (built: {}); rebuild with TESSEL_ARCH={0} cargo build",
+                arch.unwrap_or("sm_90"),
+                built.join(", "),
             );
-            ExitCode::from(2)
+            ExitCode::from(NO_GPU)
         }
     }
 }
 
-fn open_gpu(ordinal: usize) -> Result<Gpu, GpuError> {
-    Gpu::open(ordinal, ptx::PTX)
-}
-
-/// Runs one check for a dtype and tile name given as strings.
-fn check(
-    gpu: Option<&Gpu>,
-    kernel: &str,
-    dtype: &str,
-    smem: &str,
-    s: &[usize],
-    rng: &mut Rng,
-) -> Result<Verdict, GpuError> {
-    fn typed<T: Elem>(
-        gpu: Option<&Gpu>,
-        kernel: &str,
-        smem: &str,
-        s: &[usize],
-        rng: &mut Rng,
-    ) -> Result<Verdict, GpuError> {
-        match (kernel, smem) {
-            ("copy", _) => jobs::run_copy::<T>(gpu, s[0], rng),
-            ("rmsnorm", _) => Err(GpuError::Invalid(format!(
-                "rmsnorm has no {} kernel (f32, bf16)",
-                T::NAME
-            ))),
-            ("transpose", "pad") => jobs::run_transpose::<T, Padded<T>>(gpu, s[0], s[1], rng),
-            ("transpose", "swizzle") => jobs::run_transpose::<T, Swizzled<T>>(gpu, s[0], s[1], rng),
-            ("transpose", _) => {
-                jobs::run_transpose::<T, jobs::DefaultSmem<T>>(gpu, s[0], s[1], rng)
+/// Runs one check.
+fn check(gpu: Option<&Gpu>, job: &Job, rng: &mut Rng) -> Result<Verdict, GpuError> {
+    fn typed<T: Elem>(gpu: Option<&Gpu>, job: &Job, rng: &mut Rng) -> Result<Verdict, GpuError> {
+        match *job {
+            Job::Copy(_, n) => jobs::run_copy::<T>(gpu, n, rng),
+            Job::Transpose(_, Some(SmemArg::Pad), r, c) => {
+                jobs::run_transpose::<T, Padded<T>>(gpu, r, c, rng)
             }
-            _ => Err(GpuError::Invalid(format!("unknown kernel {kernel}"))),
+            Job::Transpose(_, Some(SmemArg::Swizzle), r, c) => {
+                jobs::run_transpose::<T, Swizzled<T>>(gpu, r, c, rng)
+            }
+            Job::Transpose(_, _, r, c) => {
+                jobs::run_transpose::<T, jobs::DefaultSmem<T>>(gpu, r, c, rng)
+            }
+            Job::Rmsnorm(RmsDtype::F32, r, c) => jobs::run_rmsnorm::<f32>(gpu, r, c, rng),
+            Job::Rmsnorm(RmsDtype::Bf16, r, c) => jobs::run_rmsnorm::<bf16>(gpu, r, c, rng),
         }
     }
-    match (kernel, dtype) {
-        ("rmsnorm", "bf16") => return jobs::run_rmsnorm::<bf16>(gpu, s[0], s[1], rng),
-        ("rmsnorm", "f32") => return jobs::run_rmsnorm::<f32>(gpu, s[0], s[1], rng),
-        _ => {}
-    }
-    match dtype {
-        "f16" => typed::<f16>(gpu, kernel, smem, s, rng),
-        "bf16" => typed::<bf16>(gpu, kernel, smem, s, rng),
-        _ => typed::<f32>(gpu, kernel, smem, s, rng),
+    match job {
+        Job::Copy(Dtype::F16, ..) | Job::Transpose(Dtype::F16, ..) => typed::<f16>(gpu, job, rng),
+        Job::Copy(Dtype::Bf16, ..) | Job::Transpose(Dtype::Bf16, ..) => {
+            typed::<bf16>(gpu, job, rng)
+        }
+        _ => typed::<f32>(gpu, job, rng),
     }
 }
 
-/// `tessel run KERNEL [SIZES] [--dtype] [--smem] [--seed]`.
-pub fn run(args: &[String]) -> ExitCode {
-    let o = match parse(args) {
-        Ok(o) => o,
-        Err(e) => return usage_error(&e),
+/// `tessel run KERNEL [SIZES] [--dtype] [--smem] [--seed] [--device]`.
+pub fn run(a: RunArgs) -> ExitCode {
+    let plan = match plan(&a) {
+        Ok(p) => p,
+        Err((kind, msg)) => return crate::usage_error("run", kind, msg),
     };
-    let Some(kernel) = o.pos.first().cloned() else {
-        return usage_error("run needs a kernel: copy, transpose or all");
-    };
-    // (kernel, dtype, smem, sizes)
-    let mut plan: Vec<(&str, &str, &str, Vec<usize>)> = vec![];
-    match kernel.as_str() {
-        "copy" => match sizes(&o.pos[1..], 1, &[1_000_003]) {
-            Ok(s) => o
-                .dtypes
-                .iter()
-                .for_each(|d| plan.push(("copy", d, "", s.clone()))),
-            Err(e) => return usage_error(&e),
-        },
-        "transpose" => match sizes(&o.pos[1..], 2, &[1031, 2053]) {
-            Ok(s) => {
-                for d in &o.dtypes {
-                    o.smems
-                        .iter()
-                        .for_each(|m| plan.push(("transpose", d, m, s.clone())));
-                }
-            }
-            Err(e) => return usage_error(&e),
-        },
-        "rmsnorm" => match sizes(&o.pos[1..], 2, &[14, 4096]) {
-            Ok(s) => o
-                .dtypes
-                .iter()
-                // `--dtype all`: the types there are RMSNorm kernels for
-                .filter(|d| o.dtypes.len() == 1 || **d != "f16")
-                .for_each(|d| plan.push(("rmsnorm", d, "", s.clone()))),
-            Err(e) => return usage_error(&e),
-        },
-        "all" if o.pos.len() == 1 => {
-            for d in ["f32", "bf16"] {
-                for mn in [
-                    [1, 8],
-                    [14, 4096],
-                    [14, 1000],
-                    [37, 2056],
-                    [16384, 4096],
-                    [3, 12288],
-                ] {
-                    plan.push(("rmsnorm", d, "", mn.to_vec()));
-                }
-            }
-            for d in ["f32", "f16", "bf16"] {
-                for n in [1, 7, 4096, 1_000_003, (1 << 26) + 5] {
-                    plan.push(("copy", d, "", vec![n]));
-                }
-                for m in ["pad", "swizzle"] {
-                    for rc in [[1, 1], [63, 65], [1031, 2053], [4096, 4100]] {
-                        plan.push(("transpose", d, m, rc.to_vec()));
-                    }
-                }
-            }
-        }
-        k => {
-            return usage_error(&format!(
-                "unknown kernel '{k}' (copy, transpose, rmsnorm, all)"
-            ))
-        }
-    }
-    let gpu = open_gpu(o.device);
+    let seed = a.seed.unwrap_or_else(Rng::fresh_seed);
+    let replay = format!("seed {seed} (--seed {seed} replays this run)");
+    let gpu = Gpu::open(a.device, ptx::PTX);
     match &gpu {
         Ok(g) => println!(
-            "device: {} ({}, {} SMs); seed {}",
+            "device: {} ({}, {} SMs); {replay}",
             g.name(),
             g.arch(),
-            g.sms(),
-            o.seed
+            g.sms()
         ),
-        Err(e) => println!("{e}: running the host executions only; seed {}", o.seed),
+        Err(e) if absent(e) => println!("{e}: running the host executions only; {replay}"),
+        Err(e) => {
+            println!("the GPU could not be used ({e}): running the host executions only; {replay}")
+        }
     }
-    let mut rng = Rng::new(o.seed);
+    let mut rng = Rng::new(seed);
     let mut failed = 0;
-    for (k, d, m, s) in &plan {
-        match check(gpu.as_ref().ok(), k, d, m, s, &mut rng) {
+    for job in &plan {
+        match check(gpu.as_ref().ok(), job, &mut rng) {
             Ok(v) => {
                 println!("{}", v.line);
                 failed += usize::from(!v.ok);
             }
             Err(e) => {
-                println!("{k} {d} {s:?}: FAIL {e}");
+                println!("{}: FAIL {e}", job.name());
                 failed += 1;
             }
         }
@@ -277,7 +437,11 @@ pub fn run(args: &[String]) -> ExitCode {
                 "all {} host executions passed; NOT run on a GPU ({e})",
                 plan.len()
             );
-            ExitCode::from(NO_GPU)
+            if absent(&e) {
+                ExitCode::from(NO_GPU)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
 }
@@ -296,32 +460,24 @@ fn print_timing(t: &Timing) {
     );
 }
 
-/// `tessel bench [copy|transpose|all] [--reps N]`.
-pub fn bench(args: &[String]) -> ExitCode {
-    let o = match parse(args) {
-        Ok(o) => o,
-        Err(e) => return usage_error(&e),
-    };
-    let which = o.pos.first().map(String::as_str).unwrap_or("all");
-    if !matches!(which, "copy" | "transpose" | "rmsnorm" | "all") {
-        return usage_error(&format!(
-            "unknown kernel '{which}' (copy, transpose, rmsnorm, all)"
-        ));
-    }
-    let g = match open_gpu(o.device) {
+/// `tessel bench [KERNEL] [--reps N] [--seed N] [--device N]`.
+pub fn bench(a: BenchArgs) -> ExitCode {
+    let g = match Gpu::open(a.device, ptx::PTX) {
         Ok(g) => g,
         Err(e) => {
             eprintln!("tessel bench: {e}");
-            return ExitCode::from(NO_GPU);
+            return ExitCode::from(if absent(&e) { NO_GPU } else { 1 });
         }
     };
-    println!("device: {} ({}, {} SMs); median of {} runs after 5 warm-ups; GB/s = (bytes read + written) / time", g.name(), g.arch(), g.sms(), o.reps);
+    let seed = a.seed.unwrap_or_else(Rng::fresh_seed);
+    println!("device: {} ({}, {} SMs); median of {} runs after 5 warm-ups; GB/s = (bytes read + written) / time; seed {seed}", g.name(), g.arch(), g.sms(), a.reps);
     println!(
         "{:<36} {:>9} {:>9} {:>9} {:>9} {:>8}   [min .. max ms]",
         "kernel", "ms", "GB/s", "memcpy ms", "GB/s", "of copy"
     );
-    let mut rng = Rng::new(o.seed);
-    let r = o.reps;
+    let mut rng = Rng::new(seed);
+    let r = a.reps as usize;
+    let which = |k| a.kernel == k || a.kernel == Kernel::All;
     let mut rows: Vec<Result<Timing, GpuError>> = vec![];
     let mut go = |t: Result<Timing, GpuError>| {
         match &t {
@@ -330,17 +486,17 @@ pub fn bench(args: &[String]) -> ExitCode {
         }
         rows.push(t);
     };
-    if which == "rmsnorm" || which == "all" {
+    if which(Kernel::Rmsnorm) {
         go(jobs::bench_rmsnorm::<bf16>(&g, 16384, 4096, r, &mut rng));
         go(jobs::bench_rmsnorm::<f32>(&g, 16384, 4096, r, &mut rng));
         go(jobs::bench_rmsnorm::<bf16>(&g, 16384, 12288, r, &mut rng));
     }
-    if which == "copy" || which == "all" {
+    if which(Kernel::Copy) {
         go(jobs::bench_copy::<f32>(&g, 1 << 26, r, &mut rng));
         go(jobs::bench_copy::<bf16>(&g, 1 << 27, r, &mut rng));
         go(jobs::bench_copy::<f32>(&g, (1 << 26) + 5, r, &mut rng));
     }
-    if which == "transpose" || which == "all" {
+    if which(Kernel::Transpose) {
         fn both<T: Elem>(
             g: &Gpu,
             r: usize,
@@ -363,4 +519,125 @@ pub fn bench(args: &[String]) -> ExitCode {
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    /// `tessel run ARGS`'s plan, or its usage error's message.
+    fn plan_of(args: &[&str]) -> Result<Vec<Job>, String> {
+        let cli = crate::Cli::try_parse_from([&["tessel", "run"], args].concat())
+            .map_err(|e| e.to_string())?;
+        match cli.command {
+            crate::Command::Run(a) => plan(&a).map_err(|(_, m)| m),
+            _ => unreachable!("parsed as run"),
+        }
+    }
+
+    #[test]
+    fn every_kernel_and_option() {
+        use Dtype::*;
+        assert_eq!(plan_of(&["copy"]), Ok(vec![Job::Copy(F32, 1_000_003)]));
+        assert_eq!(
+            plan_of(&["copy", "1_000", "--dtype", "all"]),
+            Ok(vec![
+                Job::Copy(F32, 1000),
+                Job::Copy(F16, 1000),
+                Job::Copy(Bf16, 1000)
+            ])
+        );
+        assert_eq!(
+            plan_of(&["transpose", "3", "5", "--dtype", "f16", "--smem", "all"]),
+            Ok(vec![
+                Job::Transpose(F16, Some(SmemArg::Pad), 3, 5),
+                Job::Transpose(F16, Some(SmemArg::Swizzle), 3, 5)
+            ])
+        );
+        assert_eq!(
+            plan_of(&["transpose"]),
+            Ok(vec![Job::Transpose(F32, None, 1031, 2053)])
+        );
+        assert_eq!(
+            plan_of(&["rmsnorm", "3", "16", "--dtype", "all"]),
+            Ok(vec![
+                Job::Rmsnorm(RmsDtype::F32, 3, 16),
+                Job::Rmsnorm(RmsDtype::Bf16, 3, 16)
+            ])
+        );
+        assert_eq!(
+            plan_of(&["rmsnorm", "--dtype", "bf16"]),
+            Ok(vec![Job::Rmsnorm(RmsDtype::Bf16, 14, 4096)])
+        );
+        assert_eq!(plan_of(&["all", "--seed", "3"]).map(|p| p.len()), Ok(51));
+    }
+
+    #[test]
+    fn meaningless_combinations_are_refused() {
+        let refused = [
+            (
+                &["rmsnorm", "3", "16", "--dtype", "f16"][..],
+                "rmsnorm has no f16 kernel (f32, bf16)",
+            ),
+            (&["rmsnorm", "3", "12"], "multiple of 8"),
+            (&["rmsnorm", "3", "16", "--smem", "pad"], "--smem"),
+            (&["copy", "--smem", "swizzle"], "--smem"),
+            (&["all", "--dtype", "f32"], "--dtype"),
+            (&["all", "--smem", "pad"], "--smem"),
+            (&["all", "5"], "no SIZES"),
+            (&["copy", "1", "2"], "copy takes 1 size (N), got 2"),
+            (
+                &["transpose", "4"],
+                "transpose takes 2 sizes (ROWS COLS), got 1",
+            ),
+            (
+                &["rmsnorm", "1", "8", "8"],
+                "rmsnorm takes 2 sizes (M N), got 3",
+            ),
+            (&["transpose", "4194241", "1"], "ROWS <= 4194240"),
+            (&["copy", "4294967297"], "2^32"),
+            (&["transpose", "4194240", "4194240"], "2^32"),
+            (&["rmsnorm", "18446744073709551615", "16"], "2^32"),
+            (&[], "run needs a KERNEL: copy, transpose, rmsnorm or all"),
+        ];
+        for (args, want) in refused {
+            let e = plan_of(args).unwrap_err();
+            assert!(e.contains(want), "{args:?}: {e}");
+        }
+        assert!(plan_of(&["copy", "4294967296"]).is_ok());
+        assert!(plan_of(&["transpose", "4194240", "1"]).is_ok());
+    }
+
+    #[test]
+    fn bad_values_are_refused_by_the_parser() {
+        for args in [
+            &["copy", "0"][..],
+            &["copy", "-3"],
+            &["copy", "1.5"],
+            &["copy", "x"],
+            &["copy", "99999999999999999999999"],
+            &["transpose", "4", "0"],
+            &["gemm"],
+            &["copy", "--dtype", "f64"],
+            &["transpose", "--smem", "none"],
+            &["copy", "--seed", "-1"],
+            &["copy", "--reps", "5"],
+            &["copy", "--arch", "sm_90"],
+        ] {
+            assert!(plan_of(args).is_err(), "{args:?} accepted");
+        }
+    }
+
+    #[test]
+    fn the_help_names_the_default_tile() {
+        assert_eq!(<jobs::DefaultSmem<f32> as SmemTile>::NAME, "swizzle");
+    }
+
+    #[test]
+    fn sizes_multiply_within_the_grid_limit() {
+        assert_eq!(MAX_TRANSPOSE_ROWS.div_ceil(64), 65535);
+        let p = tessel_gpu::transpose::Problem::new(MAX_TRANSPOSE_ROWS as i64, 1).unwrap();
+        assert_eq!(p.grid().1, 65535);
+    }
 }

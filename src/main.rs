@@ -3,85 +3,208 @@
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
 
+use clap::{CommandFactory, Parser, Subcommand};
+
 mod gpu_cli;
 
-const USAGE: &str = "\
-usage: tessel <command> [args]
+/// The exit statuses, as every command's help ends.
+const EXIT_STATUS: &str = "\
+Exit status: 0 all passed, 1 a check failed, 2 bad arguments (usage errors, expressions that do
+not evaluate), 3 no GPU (or no PTX for it).";
 
-  eval [EXPR]     evaluate layout-algebra expressions: EXPR, or one per line from stdin
-                  e.g. tessel eval 'composition((6,2):(8,2),(4,3):(3,1))'
-  show LAYOUT     draw a rank-1 or rank-2 layout as a table of its indices
-  ptx [--arch sm_XX]
-                  print the embedded PTX (built for TESSEL_ARCH, default sm_90)
-  run KERNEL [SIZES] [--dtype f32|f16|bf16|all] [--smem pad|swizzle|all] [--seed N] [--device N]
-                  fresh random input, poisoned output: the kernel on the GPU against the host
-                  execution of the same partitioning code; one line per check. KERNEL is
-                    copy [N]                     (default N = 1000003)
-                    transpose [ROWS COLS]        (default 1031 2053)
-                    rmsnorm [M N]                (default 14 4096; --dtype f32 or bf16)
-                    all                          every kernel, dtype and tile at ragged and large sizes
-                  Without a GPU, runs the host executions and exits with status 3.
-  bench [copy|transpose|rmsnorm|all] [--reps N] [--device N]
-                  median GPU time (CUDA events) of each kernel beside cuMemcpyDtoD of the
-                  same bytes, in the same run
-  help            this text
+/// CuTe's layout algebra in Rust, and CUDA kernels written in Rust on top of it.
+#[derive(Parser)]
+#[command(name = "tessel", version, after_help = EXIT_STATUS)]
+#[command(subcommand_required = true, arg_required_else_help = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
 
-Exit status: 0 all passed, 1 a check failed, 2 bad arguments, 3 no GPU (or no PTX for it).
-";
+#[derive(Subcommand)]
+enum Command {
+    /// Evaluate layout-algebra expressions: EXPR, or one per line from stdin
+    #[command(after_help = EVAL_HELP, allow_negative_numbers = true)]
+    Eval {
+        /// The expression (several words are joined with spaces), e.g.
+        /// 'composition((6,2):(8,2),(4,3):(3,1))'; none: read stdin
+        #[arg(value_name = "EXPR")]
+        expr: Vec<String>,
+    },
+    /// Draw a rank-1 or rank-2 layout as a table of its indices
+    #[command(after_help = SHOW_HELP, allow_negative_numbers = true)]
+    Show {
+        /// The layout (or an expression giving one), e.g. '(2,3):(3,1)'
+        #[arg(value_name = "LAYOUT", required = true)]
+        expr: Vec<String>,
+    },
+    /// Print the embedded PTX
+    #[command(after_help = gpu_cli::PTX_HELP)]
+    Ptx(gpu_cli::PtxArgs),
+    /// Check kernels on the GPU against the host execution of the same partitioning code
+    #[command(after_help = gpu_cli::RUN_HELP, allow_negative_numbers = true)]
+    Run(gpu_cli::RunArgs),
+    /// Time the kernels (CUDA events) beside cuMemcpyDtoD of the same bytes
+    #[command(after_help = gpu_cli::BENCH_HELP)]
+    Bench(gpu_cli::BenchArgs),
+}
+
+const EVAL_HELP: &str = "\
+With EXPR: prints its value (a layout `shape:stride`, a tensor, a scalar) and exits 0, or prints
+`error: <reason>` and exits 2.
+
+Without: reads stdin and prints exactly one line per input line, to the end of the input: the
+value or `error: <reason>`; an empty line for a blank one; a line starting with `#` unchanged (a
+comment); `error: input line is not valid UTF-8` for one that is not. Exits 0 at the end of the
+input (2 if stdin cannot be read). A panic in the calculator (a bug in tessel) prints
+`error: internal error (a bug in tessel, please report): <message>` for that line, with the
+panic's report on stderr, and evaluation goes on.
+
+Exit status: 0 evaluated, 2 EXPR does not evaluate (or stdin cannot be read).";
+
+const SHOW_HELP: &str = "\
+Prints the layout and its table, or `error: <reason>` (exit status 2).
+
+Exit status: 0 drawn, 2 bad arguments or a layout that does not evaluate or cannot be drawn.";
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let cmd = args.first().map(String::as_str).unwrap_or("help");
-    match cmd {
-        "eval" => eval(&args[1..]),
-        "show" => show(&args[1..]),
-        "ptx" => gpu_cli::ptx(&args[1..]),
-        "run" => gpu_cli::run(&args[1..]),
-        "bench" => gpu_cli::bench(&args[1..]),
-        "help" | "-h" | "--help" => {
-            print!("{USAGE}");
-            ExitCode::SUCCESS
+    match Cli::parse().command {
+        Command::Eval { expr } if expr.is_empty() => eval_stdin(),
+        Command::Eval { expr } => {
+            let answer = answer(&expr.join(" "), host::calc::eval_line);
+            println!("{answer}");
+            exit_for(&answer)
         }
-        other => {
-            eprintln!("tessel: unknown command '{other}'\n\n{USAGE}");
-            ExitCode::from(2)
+        Command::Show { expr } => {
+            let drawn = answer(&expr.join(" "), |src| {
+                match host::calc::eval(src).and_then(|v| host::calc::show_value(&v)) {
+                    Ok(s) => s.strip_suffix('\n').unwrap_or(&s).to_string(),
+                    Err(e) => format!("error: {e}"),
+                }
+            });
+            println!("{drawn}");
+            exit_for(&drawn)
         }
+        Command::Ptx(args) => gpu_cli::ptx(args),
+        Command::Run(args) => gpu_cli::run(args),
+        Command::Bench(args) => gpu_cli::bench(args),
     }
 }
 
-fn eval(args: &[String]) -> ExitCode {
-    if !args.is_empty() {
-        println!("{}", host::calc::eval_line(&args.join(" ")));
-        return ExitCode::SUCCESS;
+/// 0 for an answer, 2 for `error: ...` (the expression was a bad argument).
+fn exit_for(answer: &str) -> ExitCode {
+    if answer.starts_with("error: ") {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
     }
-    let stdin = std::io::stdin();
+}
+
+/// `f(line)`, or `error: internal error ...` when it panics (the panic hook reports it on stderr).
+fn answer(line: &str, f: impl Fn(&str) -> String) -> String {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(line))).unwrap_or_else(|payload| {
+        let msg = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".into());
+        format!("error: internal error (a bug in tessel, please report): {msg}")
+    })
+}
+
+/// The output line for one input line (without its `\n`): see [`EVAL_HELP`]. Never contains a
+/// line break unless `f`'s answer does.
+fn eval_stream_line(raw: &[u8], f: impl Fn(&str) -> String) -> String {
+    let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+    let Ok(line) = std::str::from_utf8(raw) else {
+        return "error: input line is not valid UTF-8".into();
+    };
+    let expr = line.trim();
+    if expr.is_empty() {
+        String::new()
+    } else if expr.starts_with('#') {
+        line.to_string()
+    } else {
+        answer(expr, f)
+    }
+}
+
+/// `tessel eval` on stdin: one output line per input line, to the end of the input (or until
+/// stdout is closed, e.g. `| head`).
+fn eval_stdin() -> ExitCode {
+    let mut input = std::io::stdin().lock();
     let mut out = std::io::stdout().lock();
-    for line in stdin.lock().lines() {
-        let Ok(line) = line else { break };
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
+    let mut raw = Vec::new();
+    loop {
+        raw.clear();
+        match input.read_until(b'\n', &mut raw) {
+            Ok(0) => return ExitCode::SUCCESS,
+            Ok(_) => {}
+            Err(e) => {
+                let _ = out.flush();
+                eprintln!("tessel eval: reading stdin: {e}");
+                return ExitCode::from(2);
+            }
         }
-        if writeln!(out, "{}", host::calc::eval_line(line)).is_err() {
-            break;
+        let line = raw.strip_suffix(b"\n").unwrap_or(&raw);
+        let answer = eval_stream_line(line, host::calc::eval_line);
+        // flushed line by line: an interactive or piped caller gets each answer as it is ready
+        if writeln!(out, "{answer}")
+            .and_then(|()| out.flush())
+            .is_err()
+        {
+            return ExitCode::SUCCESS;
         }
     }
-    ExitCode::SUCCESS
 }
 
-fn show(args: &[String]) -> ExitCode {
-    let src = args.join(" ");
-    let drawn = host::calc::eval(&src)
-        .and_then(|v| host::calc::to_layout(&v))
-        .and_then(|l| host::calc::show(&l));
-    match drawn {
-        Ok(s) => {
-            print!("{s}");
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            println!("error: {e}");
-            ExitCode::FAILURE
-        }
+/// A usage error of subcommand `sub` (exit status 2), formatted as clap's own.
+fn usage_error(sub: &str, kind: clap::error::ErrorKind, msg: impl std::fmt::Display) -> ExitCode {
+    let mut cmd = Cli::command();
+    cmd.build();
+    let cmd = cmd
+        .find_subcommand_mut(sub)
+        .expect("a subcommand of tessel");
+    let _ = cmd.error(kind, msg).print();
+    ExitCode::from(2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn a_panic_is_one_error_line_and_the_next_line_is_evaluated() {
+        let boom = |s: &str| -> String {
+            if s == "boom" {
+                panic!("calculator bug on {s}")
+            }
+            format!("ok {s}")
+        };
+        assert_eq!(
+            eval_stream_line(b"boom", boom),
+            "error: internal error (a bug in tessel, please report): calculator bug on boom"
+        );
+        assert_eq!(eval_stream_line(b"x", boom), "ok x");
+        let static_msg = |_: &str| -> String { panic!("static") };
+        assert!(eval_stream_line(b"y", static_msg).ends_with("please report): static"));
+    }
+
+    #[test]
+    fn blank_comment_and_bad_utf8_lines() {
+        let f = |s: &str| format!("<{s}>");
+        assert_eq!(eval_stream_line(b"", f), "");
+        assert_eq!(eval_stream_line(b"  \t\r", f), "");
+        assert_eq!(eval_stream_line(b"  # a comment\r", f), "  # a comment");
+        assert_eq!(eval_stream_line(b" size(4:1) \r", f), "<size(4:1)>");
+        assert_eq!(
+            eval_stream_line(b"size(\xff)", f),
+            "error: input line is not valid UTF-8"
+        );
     }
 }

@@ -1,5 +1,6 @@
 //! The kernels on a GPU, against their host executions. Without a driver or a device these tests
-//! say so and pass (CI has no GPU); `tessel run all` on a GPU machine is the full check.
+//! say so and pass (CI has no GPU); `tessel run all` on a GPU machine is the full check. Inputs are
+//! random: each test prints its seed, and `TESSEL_SEED=N` replays it.
 
 use half::bf16;
 use host::elem::Rng;
@@ -21,10 +22,15 @@ fn gpu() -> Option<Gpu> {
     }
 }
 
+/// The test's generator: `TESSEL_SEED`, or a fresh seed; printed with the command that replays it.
+fn seeded(test: &str) -> Rng {
+    Rng::from_env_or_fresh(test, "--test gpu")
+}
+
 #[test]
 fn copy_matches_the_host_execution() {
     let Some(g) = gpu() else { return };
-    let mut rng = Rng::new(Rng::fresh_seed());
+    let mut rng = seeded("copy_matches_the_host_execution");
     for n in [1, 5, 4096, 4097, 1_000_003] {
         let v = jobs::run_copy::<f32>(Some(&g), n, &mut rng).unwrap();
         assert!(v.ok, "{}", v.line);
@@ -36,7 +42,7 @@ fn copy_matches_the_host_execution() {
 #[test]
 fn transpose_matches_the_host_execution() {
     let Some(g) = gpu() else { return };
-    let mut rng = Rng::new(Rng::fresh_seed());
+    let mut rng = seeded("transpose_matches_the_host_execution");
     for (r, c) in [(1, 1), (63, 65), (64, 64), (1031, 2053)] {
         let v = jobs::run_transpose::<f32, Padded<f32>>(Some(&g), r, c, &mut rng).unwrap();
         assert!(v.ok, "{}", v.line);

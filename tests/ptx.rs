@@ -45,7 +45,7 @@ fn tessel_ptx_prints_it() {
         .output()
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("TESSEL_ARCH=sm_1"));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("sm_80 or newer"));
 }
 
 /// The value part of the transpose's tile coordinates, `(ROWS_V(v), COLS_V(v))`, is a constant per

@@ -92,6 +92,27 @@ impl Rng {
             .unwrap_or(0);
         t ^ ((std::process::id() as u64) << 32)
     }
+    /// The seed of a randomized test: `TESSEL_SEED` when it is set, else a fresh one. Prints
+    /// `<test>: seed N (replay: TESSEL_SEED=N cargo test --release <target>)` on stderr, which the
+    /// test harness shows when the test fails; `target` is what selects the test, e.g. `--test gpu`.
+    ///
+    /// # Panics
+    /// When `TESSEL_SEED` is set but is not a `u64` (a test's way of refusing its input).
+    pub fn from_env_or_fresh(test: &str, target: &str) -> Rng {
+        let seed = match std::env::var("TESSEL_SEED") {
+            Err(std::env::VarError::NotPresent) => Rng::fresh_seed(),
+            Ok(v) => Rng::parse_seed(&v).unwrap_or_else(|e| panic!("{e}")),
+            Err(e) => panic!("TESSEL_SEED: {e}"),
+        };
+        eprintln!("{test}: seed {seed} (replay: TESSEL_SEED={seed} cargo test --release {target})");
+        Rng::new(seed)
+    }
+    /// `v` as a seed (decimal `u64`, surrounding spaces allowed); `Err` says why it is not one.
+    pub fn parse_seed(v: &str) -> Result<u64, String> {
+        v.trim()
+            .parse()
+            .map_err(|e| format!("TESSEL_SEED='{v}' is not a seed (a u64): {e}"))
+    }
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -107,5 +128,31 @@ impl Rng {
     /// `n` random elements in `[-1, 1)`, never all zero.
     pub fn fill<T: Elem>(&mut self, n: usize) -> Vec<T> {
         (0..n).map(|_| T::from_f64(self.uniform())).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Rng;
+
+    #[test]
+    fn seeds_are_u64s() {
+        assert_eq!(
+            Rng::parse_seed("1795281171740223193"),
+            Ok(1795281171740223193)
+        );
+        assert_eq!(Rng::parse_seed(" 7\n"), Ok(7));
+        assert_eq!(Rng::parse_seed("18446744073709551615"), Ok(u64::MAX));
+        for bad in ["", "-1", "0x10", "seed", "18446744073709551616"] {
+            let e = Rng::parse_seed(bad).unwrap_err();
+            assert!(e.contains("is not a seed"), "{bad:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_seed_replays_its_values() {
+        let (mut a, mut b) = (Rng::new(21), Rng::new(21));
+        assert!((0..100).all(|_| a.next_u64() == b.next_u64()));
+        assert_ne!(Rng::new(21).next_u64(), Rng::new(22).next_u64());
     }
 }

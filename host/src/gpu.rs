@@ -158,11 +158,12 @@ impl Gpu {
             .ctx(|| "compute capability".into())?;
         let cc = (major * 10 + minor) as u32;
         let arch = format!("sm_{cc}");
+        // the newest arch that runs here (`sm_90a` before `sm_90`)
         let best = ptx
             .iter()
-            .filter_map(|(a, p)| Some((a.strip_prefix("sm_")?.parse::<u32>().ok()?, *p)))
-            .filter(|(n, _)| *n <= cc)
-            .max_by_key(|(n, _)| *n);
+            .filter_map(|(a, p)| Some((crate::arch::Arch::parse(a).ok()?, *p)))
+            .filter(|(a, _)| a.runs_on(cc))
+            .max_by_key(|(a, _)| *a);
         let Some((_, text)) = best else {
             return Err(GpuError::NoPtx {
                 arch,

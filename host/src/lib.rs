@@ -2,6 +2,8 @@
 //! kernels (the kernels' own partitioning code run on the CPU).
 #![warn(missing_docs)]
 
+/// GPU archs (`sm_90`, `sm_90a`): which the kernels support, and which PTX runs on a device.
+pub mod arch;
 pub mod calc;
 pub mod elem;
 pub mod exec;

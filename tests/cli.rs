@@ -1,0 +1,317 @@
+//! The `tessel` binary's arguments and exit statuses, as the README and `tessel help` document
+//! them: 0 all passed, 1 a check failed, 2 bad arguments, 3 no GPU (or no PTX for it).
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn tessel(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tessel"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Asserts that `args` is refused as bad arguments (status 2, nothing on stdout), with `want` in
+/// the message.
+fn refused(args: &[&str], want: &str) {
+    let out = tessel(args);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.contains(want), "{args:?}: want {want:?} in\n{err}");
+    assert!(
+        out.stdout.is_empty(),
+        "{args:?} printed {}",
+        text(&out.stdout)
+    );
+}
+
+/// `tessel eval` on `input` (bytes): its stdout lines and exit status.
+fn eval_stdin(input: &[u8]) -> (Vec<String>, Option<i32>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tessel"))
+        .arg("eval")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let lines = text(&out.stdout).lines().map(String::from).collect();
+    (lines, out.status.code())
+}
+
+#[test]
+fn help_of_every_command() {
+    for cmd in ["eval", "show", "ptx", "run", "bench"] {
+        for args in [vec![cmd, "--help"], vec![cmd, "-h"], vec!["help", cmd]] {
+            let out = tessel(&args);
+            assert_eq!(out.status.code(), Some(0), "{args:?}");
+            let help = text(&out.stdout);
+            assert!(
+                help.contains(&format!("Usage: tessel {cmd}")),
+                "{args:?}:\n{help}"
+            );
+        }
+    }
+    let out = tessel(&["--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    let help = text(&out.stdout);
+    for cmd in ["eval", "show", "ptx", "run", "bench"] {
+        assert!(
+            help.contains(&format!("  {cmd} ")),
+            "{cmd} missing in\n{help}"
+        );
+    }
+    assert!(help.contains("3 no GPU (or no PTX for it)"), "{help}");
+    // the long help of run lists every kernel's sizes
+    let help = text(&tessel(&["run", "--help"]).stdout);
+    for k in ["copy [N]", "transpose [ROWS COLS]", "rmsnorm [M N]", "all "] {
+        assert!(help.contains(k), "{k} missing in\n{help}");
+    }
+}
+
+#[test]
+fn no_command_or_an_unknown_one_is_a_usage_error() {
+    let out = tessel(&[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("Usage: tessel <COMMAND>"));
+    refused(&["frobnicate"], "unrecognized subcommand 'frobnicate'");
+}
+
+#[test]
+fn unknown_options_are_refused() {
+    refused(&["run", "copy", "--fast"], "unexpected argument '--fast'");
+    refused(&["bench", "--fast"], "unexpected argument '--fast'");
+    refused(&["ptx", "--fast"], "unexpected argument '--fast'");
+    refused(&["show", "--fast"], "unexpected argument '--fast'");
+    refused(&["eval", "--fast"], "unexpected argument '--fast'");
+    refused(
+        &["run", "copy", "--dtype"],
+        "a value is required for '--dtype",
+    );
+}
+
+#[test]
+fn options_of_other_commands_are_refused() {
+    refused(&["ptx", "--seed", "4"], "unexpected argument '--seed'");
+    refused(&["ptx", "--device", "0"], "unexpected argument '--device'");
+    refused(
+        &["run", "copy", "--arch", "sm_90"],
+        "unexpected argument '--arch'",
+    );
+    refused(
+        &["run", "copy", "--reps", "3"],
+        "unexpected argument '--reps'",
+    );
+    refused(
+        &["bench", "--dtype", "f16"],
+        "unexpected argument '--dtype'",
+    );
+    refused(&["bench", "--smem", "pad"], "unexpected argument '--smem'");
+    refused(&["bench", "copy", "100"], "unexpected argument '100'");
+}
+
+#[test]
+fn combinations_that_cannot_run_are_refused_before_anything_runs() {
+    refused(
+        &["run", "rmsnorm", "3", "16", "--dtype", "f16"],
+        "rmsnorm has no f16 kernel (f32, bf16)",
+    );
+    refused(
+        &["run", "rmsnorm", "3", "12"],
+        "rmsnorm needs N a multiple of 8, got N = 12",
+    );
+    refused(
+        &["run", "rmsnorm", "--smem", "pad"],
+        "--smem is the transpose's shared tile",
+    );
+    refused(
+        &["run", "copy", "8", "--smem", "all"],
+        "--smem is the transpose's shared tile",
+    );
+    refused(
+        &["run", "all", "--dtype", "bf16"],
+        "--dtype and --smem do not apply",
+    );
+    refused(
+        &["run", "all", "--smem", "pad"],
+        "--dtype and --smem do not apply",
+    );
+    refused(&["run", "all", "100"], "run all takes no SIZES");
+    refused(&["run", "transpose", "4194241", "3"], "ROWS <= 4194240");
+    refused(&["run", "copy", "4_294_967_297"], "more than 2^32 elements");
+    refused(&["run", "--dtype", "f32"], "run needs a KERNEL");
+}
+
+#[test]
+fn a_missing_or_unknown_kernel_lists_every_kernel() {
+    refused(
+        &["run"],
+        "run needs a KERNEL: copy, transpose, rmsnorm or all",
+    );
+    refused(
+        &["run", "gemm"],
+        "[possible values: copy, transpose, rmsnorm, all]",
+    );
+    refused(
+        &["bench", "gemm"],
+        "[possible values: copy, transpose, rmsnorm, all]",
+    );
+    refused(
+        &["run", "copy", "--dtype", "f64"],
+        "[possible values: f32, f16, bf16, all]",
+    );
+    refused(
+        &["run", "transpose", "--smem", "no"],
+        "[possible values: pad, swizzle, all]",
+    );
+}
+
+#[test]
+fn bad_sizes_are_refused() {
+    for bad in ["0", "-3", "1.5", "ten", "99999999999999999999999"] {
+        refused(&["run", "copy", bad], "a size is a positive integer");
+    }
+    refused(
+        &["run", "transpose", "4"],
+        "transpose takes 2 sizes (ROWS COLS), got 1",
+    );
+    refused(&["run", "copy", "4", "4"], "copy takes 1 size (N), got 2");
+    refused(
+        &["run", "rmsnorm", "2", "8", "8"],
+        "rmsnorm takes 2 sizes (M N), got 3",
+    );
+    refused(&["run", "copy", "--seed", "-1"], "--seed");
+    refused(&["run", "copy", "--device", "x"], "--device");
+    refused(&["bench", "--reps", "0"], "0 is not in 1..=1000000");
+}
+
+#[test]
+fn archs_older_than_sm_80_or_malformed_are_refused() {
+    refused(
+        &["ptx", "--arch", "sm_75"],
+        "the kernels need sm_80 or newer (cp.async, cvt.rn.bf16x2.f32 are sm_80 instructions)",
+    );
+    refused(&["ptx", "--arch", "sm_1"], "sm_80 or newer");
+    for bad in ["sm_", "sm_9x", "compute_90", "90"] {
+        refused(&["ptx", "--arch", bad], "is not an arch");
+    }
+}
+
+#[test]
+fn an_arch_not_built_is_no_ptx() {
+    let built = tessel::ptx::archs();
+    let arch = ["sm_121a", "sm_120", "sm_89"]
+        .into_iter()
+        .find(|a| !built.contains(a))
+        .unwrap();
+    let out = tessel(&["ptx", "--arch", arch]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(text(&out.stderr).contains(&format!("TESSEL_ARCH={arch}")));
+    if built.is_empty() {
+        let out = tessel(&["ptx"]);
+        assert_eq!(out.status.code(), Some(3));
+        assert!(text(&out.stderr).contains("built without PTX"));
+    }
+}
+
+/// Without a GPU the host executions run and the status is 3; with one, 0. Either way the seed is
+/// printed, and `--seed` replays the run.
+#[test]
+fn run_prints_its_seed_and_the_seed_replays_it() {
+    let out = tessel(&["run", "rmsnorm", "3", "16", "--dtype", "all"]);
+    let first = text(&out.stdout);
+    let gpu = first.starts_with("device: ");
+    assert_eq!(out.status.code(), Some(if gpu { 0 } else { 3 }), "{first}");
+    let seed = first
+        .split("; seed ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .unwrap_or_else(|| panic!("no seed printed:\n{first}"));
+    assert!(
+        first.contains(&format!("(--seed {seed} replays this run)")),
+        "{first}"
+    );
+    let again = tessel(&[
+        "run", "rmsnorm", "3", "16", "--dtype", "all", "--seed", seed,
+    ]);
+    assert_eq!(text(&again.stdout), first);
+    let other: u64 = seed.parse::<u64>().unwrap().wrapping_add(1);
+    let other = tessel(&[
+        "run",
+        "rmsnorm",
+        "3",
+        "16",
+        "--dtype",
+        "all",
+        "--seed",
+        &other.to_string(),
+    ]);
+    assert_ne!(text(&other.stdout), first, "another seed, the same inputs");
+    if !gpu {
+        assert!(first.contains("NOT run on a GPU"), "{first}");
+        let out = tessel(&["run", "copy", "100"]);
+        assert_eq!(out.status.code(), Some(3));
+        let t = text(&out.stdout);
+        assert!(t.contains("running the host executions only; seed "), "{t}");
+        assert!(t.contains("copy f32 n=100: host execution OK"), "{t}");
+        let out = tessel(&["bench", "copy"]);
+        assert_eq!(out.status.code(), Some(3));
+        let err = text(&out.stderr);
+        assert!(err.contains("no GPU") || err.contains("no PTX"), "{err}");
+    }
+}
+
+#[test]
+fn eval_answers_every_line_exactly_once() {
+    let (got, status) = eval_stdin(
+        b"size(4:1)\n\n# a comment, echoed\r\n   \nnope(1)\n\xff\xfe(4:1)\r\n  #indented\n(2,3):(1)\ncosize((2,2):(1,6))",
+    );
+    assert_eq!(status, Some(0));
+    assert_eq!(
+        got,
+        [
+            "4",
+            "",
+            "# a comment, echoed",
+            "",
+            "error: unknown operation 'nope'",
+            "error: input line is not valid UTF-8",
+            "  #indented",
+            got[7].as_str(),
+            "8",
+        ]
+    );
+    assert!(
+        got[7].starts_with("error: tuples are not congruent"),
+        "{}",
+        got[7]
+    );
+    assert_eq!(eval_stdin(b""), (vec![], Some(0)));
+}
+
+#[test]
+fn eval_and_show_of_one_expression_exit_2_on_an_error() {
+    let out = tessel(&["eval", "composition((6,2):(8,2),(4,3):(3,1))"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(text(&out.stdout), "((2,2),3):((24,2),8)\n");
+    let out = tessel(&["eval", "composition((6,2):(8,2),(4,3):(5,1))"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stdout).starts_with("error: stride divisibility"));
+    let out = tessel(&["show", "(2,3):(3,1)"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text(&out.stdout).contains("| 3 | 4 | 5 |"));
+    for bad in ["(2,3):(1)", "nope(2)", ""] {
+        let out = tessel(&["show", bad]);
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        let t = text(&out.stdout);
+        assert!(
+            t.starts_with("error: ") && t.lines().count() == 1,
+            "{bad}: {t}"
+        );
+    }
+}
