@@ -1,58 +1,48 @@
-//! The vectorized copy: `dst[i] = src[i]` for `i < n` elements of `T`, any `n`.
+//! The vectorized copy: `dst(i) = src(i)` for the `n` elements of two vectors `n:1`, any `n`.
 //!
-//! A block copies tiles of `TILE` elements, tile `block`, `block + grid`, ... (grid-stride). Inside
-//! a tile, [`VecCopy::TV`] maps (value, thread, iteration) to the element: a thread's `VEC` values are
-//! contiguous (one 128-bit access), a warp's accesses are contiguous, iterations follow. A whole
-//! tile in bounds is moved with `ITERS` vector loads in flight before the first store; the ragged
-//! last tile element by element, each predicated on `i < n`.
+//! Written as seed 002 reads: the tiled copy [`VecCopy::COPY`] (256 threads in a row, `VEC`
+//! elements per 128-bit atom) over tiles of [`VecCopy::TILER`] (`ITERS` copy tiles along the
+//! vector); block `b` takes tiles `b, b + grid, ...`. For each tile: `local_tile` of the source,
+//! the destination and the identity tensor, the thread's `partition_S` / `partition_D` of each,
+//! then the copy — a tile wholly inside the vector atom by atom, all loads in flight before the
+//! first store; the ragged last tile element by element, each predicated by its coordinate
+//! (`elem_less`).
 
-use core::marker::PhantomData;
-use layout_core::{const_ok, IntTuple, Layout};
+use crate::mem::{Mem, V4};
+use layout_core::{
+    const_ok, make_coord_tensor, make_tiled_copy_tv, FlatTensor, Layout, TiledCopy, TvCoords,
+};
 
 /// Threads per block.
 pub const THREADS: i64 = 256;
-/// Vector accesses per thread and tile.
+/// Copy tiles per tile (atoms per thread and tile).
 pub const ITERS: i64 = 4;
-
-/// How a copy thread reaches memory: the device uses global memory, the host its slices.
-pub trait CopyMem {
-    /// One 128-bit vector in registers.
-    type Vec: Copy;
-    /// Loads the `VEC` elements at element offset `off` (a multiple of `VEC`, in bounds).
-    ///
-    /// # Safety
-    /// `off .. off + VEC` must be inside the source.
-    unsafe fn load_vec(&mut self, off: i64) -> Self::Vec;
-    /// Stores `v` at element offset `off`.
-    ///
-    /// # Safety
-    /// `off .. off + VEC` must be inside the destination.
-    unsafe fn store_vec(&mut self, off: i64, v: Self::Vec);
-    /// `dst[off] = src[off]`.
-    ///
-    /// # Safety
-    /// `off` must be inside both.
-    unsafe fn copy_elem(&mut self, off: i64);
-}
+const _: () = assert!(ITERS == 4, "unroll4 covers the atoms");
 
 /// The copy's layouts for elements of type `T` (2 or 4 bytes).
-pub struct VecCopy<T>(PhantomData<T>);
+pub struct VecCopy<T>(core::marker::PhantomData<T>);
 
-impl<T> VecCopy<T> {
+impl<T: Copy> VecCopy<T> {
     /// Elements per 128-bit access.
     pub const VEC: i64 = 16 / core::mem::size_of::<T>() as i64;
-    /// (value, thread, iteration) -> element offset within a tile:
-    /// `(VEC,THREADS,ITERS):(1,VEC,VEC*THREADS)`.
-    pub const TV: Layout = const_ok!(Layout::from_parts(
-        const_ok!(IntTuple::from_ints(&[Self::VEC, THREADS, ITERS])),
-        &[1, Self::VEC, Self::VEC * THREADS]
+    /// `make_tiled_copy_tv(256:1, VEC:1, 128 bits)`: thread `t`'s atom is elements
+    /// `VEC t .. VEC t + VEC - 1` of a `256 VEC` copy tile.
+    pub const COPY: TiledCopy = const_ok!(make_tiled_copy_tv(
+        &const_ok!(Layout::int(THREADS, 1)),
+        &const_ok!(Layout::int(Self::VEC, 1)),
+        128,
+        8 * core::mem::size_of::<T>() as i64
     ));
+    /// Elements per tile: `ITERS` copy tiles.
+    pub const TILER: [i64; 1] = [THREADS * Self::VEC * ITERS];
     /// Elements per tile.
-    pub const TILE: i64 = Self::TV.size();
+    pub const TILE: i64 = Self::TILER[0];
+    /// The copy's partition of a tile, as coordinates.
+    pub const PLAN: TvCoords<1> = const_ok!(TvCoords::new(&Self::COPY, Self::TILER));
 
     /// Blocks that give every block work for `n` elements, at most `max_blocks`.
     pub const fn grid(n: i64, max_blocks: i64) -> i64 {
-        let tiles = (n + Self::TILE - 1) / Self::TILE;
+        let tiles = (n + Self::TILER[0] - 1) / Self::TILER[0];
         if tiles < 1 {
             1
         } else if tiles < max_blocks {
@@ -65,37 +55,45 @@ impl<T> VecCopy<T> {
     /// What thread `t` of block `block` (of `grid`) does.
     ///
     /// # Safety
-    /// `m` must reach `n` elements of source and destination; launch with [`THREADS`] threads.
+    /// `src` and `dst` must be vectors `n:1` of the same `n` in memory their engines reach, the
+    /// source 16-byte aligned where the destination is; launch with [`THREADS`] threads.
     #[inline(always)]
-    pub unsafe fn thread<M: CopyMem>(m: &mut M, n: i64, block: i64, grid: i64, t: i64) {
+    pub unsafe fn thread<S: Mem<T>, D: Mem<T>>(
+        src: &FlatTensor<S, 1>,
+        dst: &FlatTensor<D, 1>,
+        block: i64,
+        grid: i64,
+        t: i64,
+    ) {
+        let () = Self::_ONE_ATOM_PER_ITER;
+        let id = make_coord_tensor(src.shape());
+        let thr = Self::PLAN.get_slice(t);
+        let tiles = (src.shape()[0] + Self::TILER[0] - 1) / Self::TILER[0];
         let mut tile = block;
-        while tile * Self::TILE < n {
-            let base = tile * Self::TILE;
-            // (value 0, thread t, iteration k)
-            let at = |k: i64| base + Self::TV.call((t + k * THREADS) * Self::VEC);
-            if base + Self::TILE <= n {
-                let v: [M::Vec; ITERS as usize] =
-                    core::array::from_fn(|k| m.load_vec(at(k as i64)));
-                let mut k = 0;
-                while k < ITERS {
-                    m.store_vec(at(k), v[k as usize]);
-                    k += 1;
-                }
+        while tile < tiles {
+            let c = [tile];
+            let t_s = thr.partition_S(&src.local_tile(Self::TILER, c));
+            let t_d = thr.partition_D(&dst.local_tile(Self::TILER, c));
+            let c_tile = id.local_tile(Self::TILER, c);
+            if c_tile.covers(Self::TILER) {
+                let mut v = [V4([0; 4]); ITERS as usize];
+                unroll4!(a => v[a as usize] = t_s.at(a * Self::VEC).read_v4());
+                unroll4!(a => t_d.at(a * Self::VEC).write_v4(v[a as usize]));
             } else {
-                let mut k = 0;
-                while k < ITERS {
-                    let mut e = 0;
-                    while e < Self::VEC {
-                        let o = base + Self::TV.call(e + (t + k * THREADS) * Self::VEC);
-                        if o < n {
-                            m.copy_elem(o);
-                        }
-                        e += 1;
+                let t_c = thr.partition_S(&c_tile);
+                let mut v = 0;
+                while v < t_s.size() {
+                    if t_c.elem_less(v) {
+                        t_d.at(v).write(t_s.at(v).read());
                     }
-                    k += 1;
+                    v += 1;
                 }
             }
             tile += grid;
         }
     }
+
+    /// A thread's values of a tile are `ITERS` atoms of `VEC` (what the vector path moves).
+    const _ONE_ATOM_PER_ITER: () =
+        assert!(Self::PLAN.values() == ITERS * Self::VEC && Self::PLAN.atom_vals() == Self::VEC);
 }

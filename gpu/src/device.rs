@@ -44,10 +44,7 @@ pub fn dynamic_smem<T>() -> *mut T {
     core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<T>()
 }
 
-/// 16 bytes, aligned as a 128-bit access needs.
-#[derive(Clone, Copy)]
-#[repr(C, align(16))]
-pub struct V4(pub [u32; 4]);
+pub use crate::mem::V4;
 
 /// `ld.global.nc.v4.u32` (through the read-only cache).
 ///

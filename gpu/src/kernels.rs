@@ -1,44 +1,32 @@
 //! The PTX entry points: each binds device memory to a kernel's partitioning (in [`crate::copy`],
 //! [`crate::transpose`]) and runs it for this thread.
 
-use crate::copy::{CopyMem, VecCopy};
+use crate::copy::VecCopy;
 use crate::device::*;
+use crate::mem::Gmem;
 use crate::rmsnorm::{
     Atom, Elem as RmsElem, Problem as RmsProblem, RmsMem, RmsNorm, Src, THREADS as RMS_THREADS,
 };
 use crate::transpose::{Padded, Problem, SmemTile, Swizzled, TransposeMem};
 use half::{bf16, f16};
-
-/// Global memory of a copy.
-struct GlobalCopy<T> {
-    src: *const T,
-    dst: *mut T,
-}
-
-impl<T: Copy> CopyMem for GlobalCopy<T> {
-    type Vec = V4;
-    #[inline(always)]
-    unsafe fn load_vec(&mut self, off: i64) -> V4 {
-        load_v4(self.src.add(off as usize) as *const u32)
-    }
-    #[inline(always)]
-    unsafe fn store_vec(&mut self, off: i64, v: V4) {
-        store_v4(self.dst.add(off as usize) as *mut u32, v)
-    }
-    #[inline(always)]
-    unsafe fn copy_elem(&mut self, off: i64) {
-        *self.dst.add(off as usize) = *self.src.add(off as usize);
-    }
-}
+use layout_core::FlatTensor;
 
 macro_rules! copy_kernel {
     ($name:ident, $t:ty) => {
-        /// `dst[i] = src[i]` for `i < n`. Launch with `copy::THREADS` threads and any grid; `src`
-        /// and `dst` 16-byte aligned.
+        /// `dst = src` for two vectors `n:1`. Launch with `copy::THREADS` threads and any grid;
+        /// `src` and `dst` 16-byte aligned.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $name(src: *const $t, dst: *mut $t, n: i64) {
-            let mut m = GlobalCopy { src, dst };
-            VecCopy::<$t>::thread(&mut m, n, block_x(), grid_x(), thread_x());
+        pub unsafe extern "ptx-kernel" fn $name(
+            src: FlatTensor<Gmem<$t>, 1>,
+            dst: FlatTensor<Gmem<$t>, 1>,
+        ) {
+            // the atoms are 128-bit accesses: unit strides (the launcher checked them)
+            let (Some(src), Some(dst)) =
+                (src.with_static_stride(0, 1), dst.with_static_stride(0, 1))
+            else {
+                trap()
+            };
+            VecCopy::<$t>::thread(&src, &dst, block_x(), grid_x(), thread_x());
         }
     };
 }

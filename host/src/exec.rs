@@ -4,8 +4,10 @@
 //! every output element was written: the threads must cover the output exactly once.
 
 use crate::elem::Elem;
+use layout_core::{Engine, FlatLayout, FlatTensor};
 use tessel_gpu::copy;
-use tessel_gpu::copy::{CopyMem, VecCopy};
+use tessel_gpu::copy::VecCopy;
+use tessel_gpu::mem::{Mem, V4};
 use tessel_gpu::rmsnorm::{self as rms, Atom, RmsMem, RmsNorm, Src};
 use tessel_gpu::transpose::{Problem, SmemTile, TransposeMem, THREADS as TRANSPOSE_THREADS};
 
@@ -28,60 +30,130 @@ impl<T> Run<T> {
     }
 }
 
-/// Host memory for a copy thread; out-of-range offsets panic (slice indexing), which a test sees.
-struct HostCopy<'a, T> {
-    src: &'a [T],
-    dst: &'a mut [T],
-    writes: &'a mut [u32],
-    vec: usize,
+/// A host buffer as a kernel's engine ([`Mem`]): every access is bounds-checked (out of range
+/// panics, naming the offset), 128-bit accesses must be 16-byte aligned from the buffer's start
+/// (as device buffers are), and every write is counted. It is `Copy`, like a device pointer: it
+/// points into buffers that outlive the host execution that made it.
+#[derive(Debug)]
+pub struct HostMem<T> {
+    data: *mut T,
+    writes: *mut u32,
+    len: i64,
+    pos: i64,
+}
+impl<T> Clone for HostMem<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for HostMem<T> {}
+
+impl<T> HostMem<T> {
+    /// The engine at element 0 of `data`, counting writes in `writes` (as long as `data`).
+    ///
+    /// # Safety
+    /// Both buffers must outlive every use of the engine and of the engines advanced from it,
+    /// and nothing else may access them meanwhile.
+    pub unsafe fn new(data: &mut [T], writes: &mut [u32]) -> Self {
+        assert_eq!(data.len(), writes.len(), "one write count per element");
+        Self {
+            data: data.as_mut_ptr(),
+            writes: writes.as_mut_ptr(),
+            len: data.len() as i64,
+            pos: 0,
+        }
+    }
+    fn check(&self, n: i64, what: &str) -> usize {
+        assert!(
+            self.pos >= 0 && self.pos + n <= self.len,
+            "{what} of {n} elements at {} outside the buffer of {}",
+            self.pos,
+            self.len
+        );
+        self.pos as usize
+    }
+    fn check_v4(&self, what: &str) -> usize {
+        let size = std::mem::size_of::<T>() as i64;
+        assert_eq!(
+            (self.pos * size) % 16,
+            0,
+            "{what}: 128-bit access at element {} is not 16-byte aligned",
+            self.pos
+        );
+        self.check(16 / size, what)
+    }
 }
 
-impl<T: Copy + Default> CopyMem for HostCopy<'_, T> {
-    type Vec = [T; 8];
-    unsafe fn load_vec(&mut self, off: i64) -> [T; 8] {
-        let o = off as usize;
-        assert_eq!(
-            o % self.vec,
-            0,
-            "vector access at {o} is not aligned to {}",
-            self.vec
+impl<T> Engine for HostMem<T> {
+    fn advance(self, off: i64) -> Self {
+        Self {
+            pos: self.pos + off,
+            ..self
+        }
+    }
+    fn fmt_origin(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "host[{}]+{}", self.len, self.pos)
+    }
+}
+
+impl<T: Copy> Mem<T> for HostMem<T> {
+    unsafe fn read(&self) -> T {
+        *self.data.add(self.check(1, "read"))
+    }
+    unsafe fn write(&self, v: T) {
+        let i = self.check(1, "write");
+        *self.data.add(i) = v;
+        *self.writes.add(i) += 1;
+    }
+    unsafe fn read_v4(&self) -> V4 {
+        let i = self.check_v4("vector read");
+        let mut v = V4::default();
+        std::ptr::copy_nonoverlapping(
+            self.data.add(i) as *const u8,
+            v.0.as_mut_ptr() as *mut u8,
+            16,
         );
-        let mut v = [T::default(); 8];
-        v[..self.vec].copy_from_slice(&self.src[o..o + self.vec]);
         v
     }
-    unsafe fn store_vec(&mut self, off: i64, v: [T; 8]) {
-        let o = off as usize;
-        self.dst[o..o + self.vec].copy_from_slice(&v[..self.vec]);
-        self.writes[o..o + self.vec]
-            .iter_mut()
-            .for_each(|w| *w += 1);
+    unsafe fn write_v4(&self, v: V4) {
+        let i = self.check_v4("vector write");
+        std::ptr::copy_nonoverlapping(v.0.as_ptr() as *const u8, self.data.add(i) as *mut u8, 16);
+        for k in 0..16 / std::mem::size_of::<T>() {
+            *self.writes.add(i + k) += 1;
+        }
     }
-    unsafe fn copy_elem(&mut self, off: i64) {
-        let o = off as usize;
-        self.dst[o] = self.src[o];
-        self.writes[o] += 1;
-    }
+}
+
+/// A vector `n:1` over a host buffer.
+fn vector<T>(m: HostMem<T>, n: usize) -> FlatTensor<HostMem<T>, 1> {
+    FlatTensor::new(
+        m,
+        FlatLayout::new([n as i64], [1]).expect("a vector's layout"),
+    )
 }
 
 /// The copy kernel on the host, with `grid` blocks of `copy::THREADS` threads; `dst` starts as
 /// `poison`.
 pub fn copy<T: Copy + Default>(src: &[T], grid: i64, poison: T) -> Run<T> {
     let n = src.len();
+    let mut input = src.to_vec();
+    let mut reads = vec![0u32; n];
     let mut out = vec![poison; n];
     let mut writes = vec![0u32; n];
-    let mut m = HostCopy {
-        src,
-        dst: &mut out,
-        writes: &mut writes,
-        vec: VecCopy::<T>::VEC as usize,
+    // SAFETY: the four buffers outlive the loop below and are reached only through the engines.
+    let (s, d) = unsafe {
+        (
+            vector(HostMem::new(&mut input, &mut reads), n),
+            vector(HostMem::new(&mut out, &mut writes), n),
+        )
     };
     for block in 0..grid {
         for t in 0..copy::THREADS {
             // SAFETY: host memory; any out-of-range access panics.
-            unsafe { VecCopy::<T>::thread(&mut m, n as i64, block, grid, t) };
+            unsafe { VecCopy::<T>::thread(&s, &d, block, grid, t) };
         }
     }
+    assert!(reads.iter().all(|&r| r == 0), "the copy wrote its source");
     Run { out, writes }
 }
 

@@ -10,10 +10,12 @@ use std::fmt;
 use std::sync::Arc;
 
 use cudarc::driver::{
-    sys, CudaContext, CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig, PushKernelArg,
+    sys, CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr,
+    DriverError, LaunchConfig, PushKernelArg,
 };
-use layout_core::{IntTuple, Layout};
+use layout_core::{FlatLayout, FlatTensor, IntTuple, Layout};
 use tessel_gpu::copy::{self, VecCopy};
+use tessel_gpu::mem::Gmem;
 use tessel_gpu::transpose::{self, Problem, SmemTile};
 
 use crate::elem::Elem;
@@ -95,6 +97,13 @@ pub fn row_major(rows: i64, cols: i64) -> Result<Layout> {
         .and_then(|s| Layout::from_parts(s, &[cols, 1]))
         .map_err(|e| GpuError::Invalid(format!("({rows},{cols}):({cols},1): {e}")))
 }
+
+/// A kernel parameter passed by value: a `#[repr(C)]` struct the kernel declares (a
+/// [`FlatTensor`] of device memory), copied into the launch.
+#[repr(transparent)]
+struct ByValue<P>(P);
+// SAFETY: `P` is a plain `#[repr(C)]` value of the kernel's parameter type.
+unsafe impl<P: Copy> DeviceRepr for ByValue<P> {}
 
 /// A typed buffer in device memory and the layout that gives its elements' coordinates.
 pub struct DeviceTensor<T> {
@@ -296,8 +305,13 @@ impl Gpu {
             block_dim: (copy::THREADS as u32, 1, 1),
             shared_mem_bytes: 0,
         };
+        let (s, _s) = src.buf.device_ptr(&self.stream);
+        let (d, _d) = dst.buf.device_ptr_mut(&self.stream);
+        let flat = FlatLayout::new([n], [1]).map_err(|e| GpuError::Invalid(e.to_string()))?;
+        let s = ByValue(FlatTensor::new(Gmem(s as *mut T), flat));
+        let d = ByValue(FlatTensor::new(Gmem(d as *mut T), flat));
         let mut b = self.stream.launch_builder(f);
-        b.arg(&src.buf).arg(&mut dst.buf).arg(&n);
+        b.arg(&s).arg(&d);
         // SAFETY: the arguments match the kernel's signature; both buffers hold n elements.
         unsafe { b.launch(cfg) }.ctx(|| format!("launching copy_{}", T::NAME))?;
         Ok(())

@@ -94,11 +94,12 @@ fn is_bijection(l: &Layout, n: i64) -> bool {
 
 #[test]
 fn copy_tv_is_a_bijection_with_contiguous_vectors() {
-    for (tv, vec) in [(VecCopy::<f32>::TV, 4), (VecCopy::<f16>::TV, 8)] {
+    for (copy, vec) in [(VecCopy::<f32>::COPY, 4), (VecCopy::<f16>::COPY, 8)] {
+        let tv = copy.layout_tv;
         assert!(is_bijection(&tv, tv.size()), "{tv}");
-        // mode 0 (a thread's values) is one contiguous 128-bit vector
-        assert_eq!(coalesce(&tv.get(0).unwrap()), Layout::int(vec, 1));
-        assert_eq!(tv.get(1).unwrap().size(), COPY_THREADS);
+        // mode 1 (a thread's values) is one contiguous 128-bit vector
+        assert_eq!(coalesce(&tv.get(1).unwrap()), Layout::int(vec, 1));
+        assert_eq!(tv.get(0).unwrap().size(), COPY_THREADS);
     }
 }
 

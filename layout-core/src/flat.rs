@@ -7,7 +7,9 @@ use crate::int_tuple::IntTuple;
 use crate::layout::{check_extents, Layout};
 use crate::tri;
 
-/// `(s0,...,s{N-1}):(d0,...,d{N-1})` with run-time values.
+/// `(s0,...,s{N-1}):(d0,...,d{N-1})` with run-time values. `#[repr(C)]`: shapes, then strides,
+/// as a kernel parameter carries them.
+#[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FlatLayout<const N: usize> {
     shape: [i64; N],
@@ -19,6 +21,12 @@ impl<const N: usize> FlatLayout<N> {
     pub const fn new(shape: [i64; N], stride: [i64; N]) -> Result<Self> {
         check_extents!(shape, stride, N);
         Ok(Self { shape, stride })
+    }
+    /// `shape:stride` without the check, for layouts derived from a checked one in ways that keep
+    /// the invariant (a tile of it, the same strides) — kernels, whose tensors the host checked.
+    #[inline(always)]
+    pub(crate) const fn new_unchecked(shape: [i64; N], stride: [i64; N]) -> Self {
+        Self { shape, stride }
     }
     /// The compact row-major layout of `shape`.
     pub const fn row_major(shape: [i64; N]) -> Result<Self> {

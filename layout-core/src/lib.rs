@@ -74,5 +74,11 @@ pub use tensor::{
     counting, make_fragment_like, make_identity_tensor, Array, Counting, Engine, Ptr, Tensor,
 };
 
+mod flat_tensor;
+pub use flat_tensor::{
+    make_coord_tensor, CoordTensor, FlatTensor, Partition, ThrCoordTensor, ThrCoords, ThrTensor,
+    TvCoords,
+};
+
 mod tiled_copy;
 pub use tiled_copy::{make_tiled_copy_tv, ThrCopy, TiledCopy};

@@ -59,6 +59,7 @@ impl Engine for Counting {
 
 /// A raw pointer to elements of `T` (global or shared memory).
 #[derive(Debug)]
+#[repr(transparent)]
 pub struct Ptr<T>(pub *mut T);
 
 impl<T> Clone for Ptr<T> {

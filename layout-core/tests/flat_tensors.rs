@@ -1,0 +1,115 @@
+//! The kernels' tensors ([`FlatTensor`], [`CoordTensor`], [`TvCoords`]) against the general
+//! Tensor API: the same tiles, the same thread partitions, value by value — and each tile covered
+//! exactly once by the threads' values.
+
+use layout_core::*;
+use std::collections::HashSet;
+
+/// Tiled copies of the shapes the kernels use, and their tilers (multiples of the copy's tile).
+fn cases() -> Vec<(TiledCopy, [i64; 2])> {
+    let mk = |thr: &str, val: &str, bits: i64| {
+        make_tiled_copy_tv(
+            &Layout::parse(thr).unwrap(),
+            &Layout::parse(val).unwrap(),
+            128,
+            bits,
+        )
+        .unwrap()
+    };
+    vec![
+        // RMSNorm bf16: 4 rows of 32 lanes, 8 values each
+        (mk("(4,32):(32,1)", "(1,8)", 16), [4, 256]),
+        (mk("(4,32):(32,1)", "(1,8)", 16), [4, 1024]),
+        // a row of 256 threads, 4 f32 each, 4 tiles along the row (the copy kernel)
+        (mk("(1,256):(256,1)", "(1,4)", 32), [1, 4096]),
+        // column-major threads, values down columns
+        (mk("(8,4):(1,8)", "(4,1)", 32), [32, 8]),
+        (mk("(8,4):(1,8)", "(4,1)", 32), [64, 16]),
+        // 16 x 8 threads of 2 x 4 values (two atoms of 64 bits per thread)
+        (mk("(16,8):(8,1)", "(2,4)", 16), [32, 32]),
+    ]
+}
+
+/// `X` of shape `(m, n)` with row stride `ld >= n`, as a general and as a flat layout.
+fn tensors(m: i64, n: i64, ld: i64) -> (Tensor<Counting>, FlatTensor<Counting, 2>) {
+    let flat = FlatLayout::new([m, n], [ld, 1]).unwrap();
+    let general = counting(flat.to_layout().unwrap());
+    let engine = Counting {
+        start: 0,
+        codomain: None,
+    };
+    (general, FlatTensor::new(engine, flat))
+}
+
+#[test]
+fn partitions_equal_the_general_tensor_api() {
+    let mut checked = 0usize;
+    for (copy, tile) in cases() {
+        let plan = TvCoords::new(&copy, tile).unwrap();
+        let tshape = IntTuple::from_ints(&tile).unwrap();
+        for (m, n, ld) in [
+            (tile[0], tile[1], tile[1]),
+            (3 * tile[0] + 1, 2 * tile[1] + 3, 2 * tile[1] + 8),
+        ] {
+            let (gx, fx) = tensors(m, n, ld);
+            let id = make_identity_tensor(&IntTuple::from_ints(&[m, n]).unwrap()).unwrap();
+            let fid = make_coord_tensor([m, n]);
+            let cod = *id.engine().codomain.as_ref().unwrap();
+            let tiles = [(m + tile[0] - 1) / tile[0], (n + tile[1] - 1) / tile[1]];
+            for c in [[0, 0], [tiles[0] - 1, tiles[1] - 1], [tiles[0] / 2, 0]] {
+                let ct = IntTuple::from_ints(&c).unwrap();
+                let g_tile = gx.local_tile(&tshape, &ct).unwrap();
+                let f_tile = fx.local_tile(tile, c);
+                let g_ctile = id.local_tile(&tshape, &ct).unwrap();
+                let f_ctile = fid.local_tile(tile, c);
+                let mut seen = HashSet::new();
+                for t in 0..copy.threads() {
+                    let thr = copy.get_slice(t).unwrap();
+                    let g_part = thr.partition_S(&g_tile).unwrap();
+                    let g_cpart = thr.partition_S(&g_ctile).unwrap();
+                    let fthr = plan.get_slice(t);
+                    let f_part = fthr.partition_S(&f_tile);
+                    let f_cpart = fthr.partition_D(&f_ctile);
+                    assert_eq!(g_part.layout().size(), plan.values());
+                    for v in 0..plan.values() {
+                        let want = g_part.value(v);
+                        assert_eq!(f_part.at(v).start, want, "offset of t={t} v={v}");
+                        let coord = cod.decode(g_cpart.value(v));
+                        assert_eq!(f_cpart.coord(v), [coord[0], coord[1]], "t={t} v={v}");
+                        let inside = coord[0] < m && coord[1] < n;
+                        assert_eq!(f_cpart.elem_less(v), inside);
+                        assert!(seen.insert(f_cpart.coord(v)), "coordinate twice");
+                        checked += 1;
+                    }
+                }
+                // the threads' values cover the tile exactly once
+                assert_eq!(seen.len() as i64, tile[0] * tile[1]);
+                assert_eq!(
+                    f_ctile.covers(tile),
+                    (c[0] + 1) * tile[0] <= m && (c[1] + 1) * tile[1] <= n
+                );
+            }
+        }
+    }
+    assert!(checked > 10_000, "{checked} values checked");
+}
+
+#[test]
+fn a_static_stride_is_checked() {
+    let (_, fx) = tensors(4, 8, 8);
+    assert!(fx.with_static_stride(1, 1).is_some());
+    assert!(fx.with_static_stride(0, 1).is_none());
+}
+
+#[test]
+fn tiles_that_do_not_fit_the_copy_are_refused() {
+    let copy = make_tiled_copy_tv(
+        &Layout::parse("(4,32):(32,1)").unwrap(),
+        &Layout::parse("(1,8)").unwrap(),
+        128,
+        16,
+    )
+    .unwrap();
+    // 4 x 256 is the copy's tile: a 6-row tile is not a multiple of it
+    assert!(TvCoords::new(&copy, [6, 256]).is_err());
+}
