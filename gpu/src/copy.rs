@@ -8,6 +8,7 @@
 //! first store; the ragged last tile element by element, each predicated by its coordinate
 //! (`elem_less`).
 
+use crate::ctx::{Ctx, Geometry};
 use crate::mem::{Mem, V4};
 use layout_core::{
     const_ok, make_coord_tensor, make_tiled_copy_tv, FlatTensor, Layout, TiledCopy, TvCoords,
@@ -18,6 +19,16 @@ pub const THREADS: i64 = 256;
 /// Copy tiles per tile (atoms per thread and tile).
 pub const ITERS: i64 = 4;
 const _: () = assert!(ITERS == 4, "unroll4 covers the atoms");
+
+/// The copy's parameters, one by-value kernel parameter: two vectors `n:1` of the same `n`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CopyParams<E> {
+    /// The source.
+    pub src: FlatTensor<E, 1>,
+    /// The destination.
+    pub dst: FlatTensor<E, 1>,
+}
 
 /// The copy's layouts for elements of type `T` (2 or 4 bytes).
 pub struct VecCopy<T>(core::marker::PhantomData<T>);
@@ -39,6 +50,27 @@ impl<T: Copy> VecCopy<T> {
     pub const TILE: i64 = Self::TILER[0];
     /// The copy's partition of a tile, as coordinates.
     pub const PLAN: TvCoords<1> = const_ok!(TvCoords::new(&Self::COPY, Self::TILER));
+
+    /// The launch for `p` on a device of `sms` multiprocessors: up to 16 blocks per
+    /// multiprocessor, each walking its tiles.
+    pub const fn geometry<E: layout_core::Engine>(p: &CopyParams<E>, sms: i64) -> Geometry {
+        Geometry {
+            grid: [Self::grid(p.src.shape()[0], 16 * sms), 1],
+            threads: THREADS,
+            smem_bytes: 0,
+        }
+    }
+
+    /// The kernel's one step, for the thread of `c`: `dst = src`. The kernel's entry (and the
+    /// host execution) calls it; see [`VecCopy::thread`].
+    ///
+    /// # Safety
+    /// As [`VecCopy::thread`].
+    #[inline(always)]
+    pub unsafe fn run<E: Mem<T>, S>(p: &CopyParams<E>, c: &Ctx<S>, carry: f32) -> f32 {
+        Self::thread(&p.src, &p.dst, c.block[0], c.grid[0], c.thread);
+        carry
+    }
 
     /// Blocks that give every block work for `n` elements, at most `max_blocks`.
     pub const fn grid(n: i64, max_blocks: i64) -> i64 {

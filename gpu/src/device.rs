@@ -25,6 +25,23 @@ pub fn grid_x() -> i64 {
     unsafe { nvptx::_grid_dim_x() as i64 }
 }
 
+/// This thread's [`Ctx`](crate::ctx::Ctx), with `smem` for its block's shared memory.
+#[inline(always)]
+pub fn ctx<S>(smem: S) -> crate::ctx::Ctx<S> {
+    crate::ctx::Ctx {
+        block: [block_x(), block_y()],
+        grid: [grid_x(), grid_y()],
+        thread: thread_x(),
+        smem,
+    }
+}
+
+/// `gridDim.y`.
+#[inline(always)]
+pub fn grid_y() -> i64 {
+    unsafe { nvptx::_grid_dim_y() as i64 }
+}
+
 /// `__syncthreads()`. Every thread of the block must reach it; if one does not, the block hangs
 /// (a barrier cannot corrupt memory, so this is safe).
 #[inline(always)]

@@ -1,7 +1,7 @@
 //! The PTX entry points: each binds device memory to a kernel's partitioning (in [`crate::copy`],
 //! [`crate::transpose`]) and runs it for this thread.
 
-use crate::copy::VecCopy;
+use crate::copy::{CopyParams, VecCopy};
 use crate::device::*;
 use crate::mem::Gmem;
 use crate::rmsnorm::{
@@ -9,24 +9,22 @@ use crate::rmsnorm::{
 };
 use crate::transpose::{Padded, Problem, SmemTile, Swizzled, TransposeMem};
 use half::{bf16, f16};
-use layout_core::FlatTensor;
 
 macro_rules! copy_kernel {
     ($name:ident, $t:ty) => {
-        /// `dst = src` for two vectors `n:1`. Launch with `copy::THREADS` threads and any grid;
-        /// `src` and `dst` 16-byte aligned.
+        /// `dst = src` for two vectors `n:1`. Launch with `VecCopy::geometry`; `src` and `dst`
+        /// 16-byte aligned.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $name(
-            src: FlatTensor<Gmem<$t>, 1>,
-            dst: FlatTensor<Gmem<$t>, 1>,
-        ) {
+        pub unsafe extern "ptx-kernel" fn $name(p: CopyParams<Gmem<$t>>) {
             // the atoms are 128-bit accesses: unit strides (the launcher checked them)
-            let (Some(src), Some(dst)) =
-                (src.with_static_stride(0, 1), dst.with_static_stride(0, 1))
-            else {
+            let (Some(src), Some(dst)) = (
+                p.src.with_static_stride(0, 1),
+                p.dst.with_static_stride(0, 1),
+            ) else {
                 trap()
             };
-            VecCopy::<$t>::thread(&src, &dst, block_x(), grid_x(), thread_x());
+            let p = CopyParams { src, dst };
+            VecCopy::<$t>::run(&p, &ctx::<()>(()), 0.0);
         }
     };
 }

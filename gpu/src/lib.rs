@@ -47,6 +47,7 @@ macro_rules! unroll16 {
 }
 
 pub mod copy;
+pub mod ctx;
 pub mod mem;
 pub mod rmsnorm;
 pub mod transpose;

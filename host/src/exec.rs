@@ -6,7 +6,8 @@
 use crate::elem::Elem;
 use layout_core::{Engine, FlatLayout, FlatTensor};
 use tessel_gpu::copy;
-use tessel_gpu::copy::VecCopy;
+use tessel_gpu::copy::{CopyParams, VecCopy};
+use tessel_gpu::ctx::Ctx;
 use tessel_gpu::mem::{Mem, V4};
 use tessel_gpu::rmsnorm::{self as rms, Atom, RmsMem, RmsNorm, Src};
 use tessel_gpu::transpose::{Problem, SmemTile, TransposeMem, THREADS as TRANSPOSE_THREADS};
@@ -141,16 +142,22 @@ pub fn copy<T: Copy + Default>(src: &[T], grid: i64, poison: T) -> Run<T> {
     let mut out = vec![poison; n];
     let mut writes = vec![0u32; n];
     // SAFETY: the four buffers outlive the loop below and are reached only through the engines.
-    let (s, d) = unsafe {
-        (
-            vector(HostMem::new(&mut input, &mut reads), n),
-            vector(HostMem::new(&mut out, &mut writes), n),
-        )
+    let p = unsafe {
+        CopyParams {
+            src: vector(HostMem::new(&mut input, &mut reads), n),
+            dst: vector(HostMem::new(&mut out, &mut writes), n),
+        }
     };
     for block in 0..grid {
-        for t in 0..copy::THREADS {
+        for thread in 0..copy::THREADS {
+            let c = Ctx {
+                block: [block, 0],
+                grid: [grid, 1],
+                thread,
+                smem: (),
+            };
             // SAFETY: host memory; any out-of-range access panics.
-            unsafe { VecCopy::<T>::thread(&s, &d, block, grid, t) };
+            unsafe { VecCopy::<T>::run(&p, &c, 0.0) };
         }
     }
     assert!(reads.iter().all(|&r| r == 0), "the copy wrote its source");

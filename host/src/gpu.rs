@@ -14,7 +14,7 @@ use cudarc::driver::{
     DriverError, LaunchConfig, PushKernelArg,
 };
 use layout_core::{FlatLayout, FlatTensor, IntTuple, Layout};
-use tessel_gpu::copy::{self, VecCopy};
+use tessel_gpu::copy::{CopyParams, VecCopy};
 use tessel_gpu::mem::Gmem;
 use tessel_gpu::transpose::{self, Problem, SmemTile};
 
@@ -299,19 +299,22 @@ impl Gpu {
             )));
         }
         let f = self.function(&format!("copy_{}", T::NAME))?;
-        let grid = VecCopy::<T>::grid(n, i64::from(self.sms) * 16) as u32;
-        let cfg = LaunchConfig {
-            grid_dim: (grid, 1, 1),
-            block_dim: (copy::THREADS as u32, 1, 1),
-            shared_mem_bytes: 0,
-        };
         let (s, _s) = src.buf.device_ptr(&self.stream);
         let (d, _d) = dst.buf.device_ptr_mut(&self.stream);
         let flat = FlatLayout::new([n], [1]).map_err(|e| GpuError::Invalid(e.to_string()))?;
-        let s = ByValue(FlatTensor::new(Gmem(s as *mut T), flat));
-        let d = ByValue(FlatTensor::new(Gmem(d as *mut T), flat));
+        let p = CopyParams {
+            src: FlatTensor::new(Gmem(s as *mut T), flat),
+            dst: FlatTensor::new(Gmem(d as *mut T), flat),
+        };
+        let g = VecCopy::<T>::geometry(&p, i64::from(self.sms));
+        let cfg = LaunchConfig {
+            grid_dim: (g.grid[0] as u32, g.grid[1] as u32, 1),
+            block_dim: (g.threads as u32, 1, 1),
+            shared_mem_bytes: g.smem_bytes as u32,
+        };
+        let p = ByValue(p);
         let mut b = self.stream.launch_builder(f);
-        b.arg(&s).arg(&d);
+        b.arg(&p);
         // SAFETY: the arguments match the kernel's signature; both buffers hold n elements.
         unsafe { b.launch(cfg) }.ctx(|| format!("launching copy_{}", T::NAME))?;
         Ok(())
