@@ -323,3 +323,32 @@ fn arith_roundtrip() {
         Ok(())
     });
 }
+
+/// An origin moved near the ends of `i64` (coordinates are not range-checked, so slicing can
+/// put it anywhere): the operations refuse a tensor whose values would overflow, instead of
+/// panicking later in `value`, `value_at`, or the next move (the fuzz test found these).
+#[test]
+fn origins_near_the_ends_of_i64_are_errors() {
+    let c = counting(l("(2,2):(1,2)"));
+    // origin MAX, values MAX + 2 * {0, 1}: refused (it was Ok, and then `value(1)` overflowed)
+    assert_eq!(
+        c.slice(&t("(9223372036854775807,_)")),
+        Err(LayoutError::Overflow)
+    );
+    let far = c.slice(&t("(9223372036854775805,_)")).unwrap();
+    assert_eq!(far.value(1), i64::MAX);
+    // a second move past the end (it panicked in `Counting::advance`)
+    assert_eq!(far.slice(&t("3")), Err(LayoutError::Overflow));
+    assert_eq!(
+        far.try_with_layout((l("2:1"), 3)),
+        Err(LayoutError::Overflow)
+    );
+    // a coordinate outside the shape reaches past the values (it panicked in `value_at`)
+    assert_eq!(far.value_at(&t("2")), Err(LayoutError::Overflow));
+    assert_eq!(far.value_at(&t("1")), Ok(i64::MAX));
+    // register fragments: an element past the end of `i64` is outside the array
+    let mut f = make_fragment_like::<i32, 4>(&l("(2,2):(1,2)"), 0).unwrap();
+    f = f.slice(&t("(9223372036854775807,_)")).unwrap();
+    assert_eq!(f.get(1), None);
+    assert_eq!(f.set(1, 5), Err(LayoutError::Capacity));
+}
