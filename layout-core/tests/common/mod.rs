@@ -123,15 +123,15 @@ pub fn check<S>(
         match result {
             Ok(Ok(())) | Ok(Err(TestCaseError::Reject(_))) => {}
             Ok(Err(TestCaseError::Fail(why))) => {
-                panic!("{name}: fixed case failed: {why}\ncase: {v:#?}")
+                panic!("{name}: fixed case failed: {why}\ncase: {v:?}")
             }
-            Err(_) => panic!("{name}: fixed case panicked (message above)\ncase: {v:#?}"),
+            Err(_) => panic!("{name}: fixed case panicked (message above)\ncase: {v:?}"),
         }
     }
     match runner(cases, seed).run(&strategy, run) {
         Ok(()) => {}
         Err(TestError::Fail(why, v)) => {
-            panic!("{name}: {why}\nminimal failing input: {v:#?}\nseed {seed} (replay: {replay})")
+            panic!("{name}: {why}\nminimal failing input: {v:?}\nseed {seed} (replay: {replay})")
         }
         Err(TestError::Abort(why)) => panic!("{name}: aborted: {why}\nseed {seed} ({replay})"),
     }
