@@ -1077,3 +1077,21 @@ fn composition_refuses_a_carry_between_modes() {
     let a = Layout::parse("(4,2):(4,1)").unwrap();
     assert!(composition(&a, &Layout::parse("(2,2):(2,2)").unwrap()).is_ok());
 }
+
+/// `Tiler::ByMode` built by hand with `n` past its capacity (`MAX_TILER_MODES` modes): the
+/// operations refuse it and printing shows the missing modes as `_` (they indexed past the
+/// array and panicked; the fuzz test found it).
+#[test]
+fn by_mode_tilers_past_the_capacity() {
+    let m = Some(Layout::int(2, 1).unwrap());
+    let t = Tiler::ByMode {
+        n: MAX_TILER_MODES + 1,
+        modes: [m; MAX_TILER_MODES],
+    };
+    assert_eq!(t.to_string(), "<2:1,2:1,2:1,2:1,_>");
+    let a = Layout::parse("(4,4,4,4,4,4)").unwrap();
+    assert_eq!(composition_tiler(&a, &t), Err(LayoutError::Capacity));
+    assert_eq!(logical_divide_tiler(&a, &t), Err(LayoutError::Capacity));
+    assert_eq!(zipped_divide(&a, &t), Err(LayoutError::Capacity));
+    assert_eq!(zipped_product(&a, &t), Err(LayoutError::Capacity));
+}
