@@ -352,3 +352,16 @@ fn origins_near_the_ends_of_i64_are_errors() {
     assert_eq!(f.get(1), None);
     assert_eq!(f.set(1, 5), Err(LayoutError::Capacity));
 }
+
+/// A thread index of `i64::MIN` over a stride of -1: `flat_coord` divided `i64::MIN / -1`,
+/// which overflows (the fuzz test found it); the coordinate is `2^63 mod s`.
+#[test]
+fn flat_coord_of_the_most_negative_index() {
+    let thr = l("(3,2):(-1,0)");
+    // 2^63 = 3 * 3074457345618258602 + 2
+    assert_eq!(flat_coord(&thr, i64::MIN), t("(2,0)"));
+    assert_eq!(flat_coord(&l("1:-1"), i64::MIN), t("0"));
+    assert!(counting(l("(6,4):(1,6)"))
+        .local_partition(&thr, i64::MIN)
+        .is_ok());
+}
