@@ -155,6 +155,28 @@ const KNOWN: &[Known] = &[
     ),
 ];
 
+/// TODO(lead): `IntTuple::parse_at` recurses once per `(` without a bound, and 10,000 of them
+/// overflow a 2 MiB thread stack (int_tuple.rs:506; `Layout::parse` and `Tiler::parse` go through
+/// it): the process aborts, which no test can catch, so this one is ignored, and `text()` keeps
+/// the fuzz at 1,000 levels. Once parsing refuses deep text, remove the `#[ignore]` and raise the
+/// limit in `text()`. (`cargo test --release -p layout-core --test fuzz -- --ignored` aborts now.)
+#[test]
+#[ignore = "aborts the process: stack overflow in IntTuple::parse_at (TODO(lead))"]
+fn parse_of_10_000_parentheses() {
+    let deep = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(|| {
+            let s = "(".repeat(10_000);
+            (
+                IntTuple::parse(&s).is_err(),
+                Layout::parse(&s).is_err(),
+                Tiler::parse(&format!("<{s}")).is_err(),
+            )
+        })
+        .unwrap();
+    assert_eq!(deep.join().unwrap(), (true, true, true));
+}
+
 /// Each known panic still happens where [`KNOWN`] says. When this fails, a reproducer no longer
 /// panics there (fixed, or moved): remove or update its entry.
 #[test]
@@ -1160,9 +1182,9 @@ fn text() -> impl Strategy<Value = String> {
             }
             s.into_iter().collect::<String>()
         });
-    // TODO(lead): up to 10,000 levels once `IntTuple::parse_at` bounds its recursion (KNOWN's
-    // stack overflow: `IntTuple::parse(&"(".repeat(10_000))` overflows a 2 MiB thread stack);
-    // 1,000 levels fit
+    // TODO(lead): up to 10,000 levels once `IntTuple::parse_at` bounds its recursion
+    // (`IntTuple::parse(&"(".repeat(10_000))` overflows a 2 MiB thread stack: see
+    // `parse_of_10_000_parentheses`); 1,000 levels fit
     let deep = (
         0usize..=1000,
         0usize..=1000,
