@@ -8,6 +8,10 @@ use host::elem::{Elem, Rng};
 use host::exec;
 use layout_core::{coalesce, left_inverse, Layout};
 use proptest::prelude::*;
+// the seeded runner of the layout-core tests (one file, used by both crates)
+#[path = "../../layout-core/tests/common/mod.rs"]
+mod common;
+use common::check;
 use tessel_gpu::copy::{VecCopy, THREADS as COPY_THREADS};
 use tessel_gpu::transpose::{Padded, SmemTile, Swizzled, COLS, ROWS, THREADS, TILE, TV, VALUES};
 
@@ -41,23 +45,47 @@ fn transpose_ok<T: Elem, S: SmemTile>(
     Ok(())
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(200))]
+// Every case of these tests is checked (the sizes are all admissible): the minimum share is 1.
 
-    #[test]
-    fn copy_covers_every_element_once(n in 1usize..40_000, grid in 1i64..12, seed: u64) {
-        copy_ok::<f32>(n, grid, seed)?;
-        copy_ok::<f16>(n, grid, seed)?;
-        copy_ok::<bf16>(n, grid, seed)?;
-    }
+#[test]
+fn copy_covers_every_element_once() {
+    let strategy = (1usize..40_000, 1i64..12, any::<u64>());
+    check(
+        "copy_covers_every_element_once",
+        200,
+        1.0,
+        &[],
+        strategy,
+        |(n, grid, seed), t| {
+            copy_ok::<f32>(n, grid, seed)?;
+            copy_ok::<f16>(n, grid, seed)?;
+            copy_ok::<bf16>(n, grid, seed)?;
+            t.hit();
+            Ok(())
+        },
+    );
+}
 
-    #[test]
-    fn transpose_covers_every_element_once(rows in 1usize..200, cols in 1usize..200, seed: u64) {
-        transpose_ok::<f32, Padded<f32>>(rows, cols, seed)?;
-        transpose_ok::<f32, Swizzled<f32>>(rows, cols, seed)?;
-        transpose_ok::<f16, Padded<f16>>(rows, cols, seed)?;
-        transpose_ok::<bf16, Swizzled<bf16>>(rows, cols, seed)?;
-    }
+#[test]
+fn transpose_covers_every_element_once() {
+    // (rows, cols, seed) = (1, 2, 0) failed once (exec.proptest-regressions)
+    let fixed = [(1, 2, 0)];
+    let strategy = (1usize..200, 1usize..200, any::<u64>());
+    check(
+        "transpose_covers_every_element_once",
+        200,
+        1.0,
+        &fixed,
+        strategy,
+        |(rows, cols, seed), t| {
+            transpose_ok::<f32, Padded<f32>>(rows, cols, seed)?;
+            transpose_ok::<f32, Swizzled<f32>>(rows, cols, seed)?;
+            transpose_ok::<f16, Padded<f16>>(rows, cols, seed)?;
+            transpose_ok::<bf16, Swizzled<bf16>>(rows, cols, seed)?;
+            t.hit();
+            Ok(())
+        },
+    );
 }
 
 #[test]
@@ -162,26 +190,34 @@ fn shared_tiles_are_injective_and_conflict_free() {
     smem_conflict_free::<f16, Swizzled<f16>>();
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(60))]
-
-    /// RMSNorm's host execution at random shapes and staging depths: every output element written
-    /// exactly once, within the tolerance of the f64 reference.
-    #[test]
-    fn rmsnorm_covers_every_element_once(m in 1usize..20, n8 in 1usize..200, staged in 0i64..6, seed: u64) {
-        use host::jobs::{rel_error, rmsnorm_reference, rmsnorm_tolerance};
-        let n = 8 * n8;
-        let mut rng = Rng::new(seed);
-        let (x, w): (Vec<bf16>, Vec<bf16>) = (rng.fill(m * n), rng.fill(n));
-        let run = exec::rmsnorm(&x, &w, m as i64, n as i64, 1e-6, staged, bf16::poison());
-        prop_assert_eq!(run.coverage_error(), None, "{}x{} staged {}", m, n, staged);
-        let err = rel_error(&run.out, &rmsnorm_reference(&x, &w, n, 1e-6));
-        prop_assert!(err <= rmsnorm_tolerance::<bf16>(), "error {}", err);
-        let (x, w): (Vec<f32>, Vec<f32>) = (rng.fill(m * n), rng.fill(n));
-        let run = exec::rmsnorm(&x, &w, m as i64, n as i64, 1e-6, staged, f32::poison());
-        prop_assert_eq!(run.coverage_error(), None);
-        prop_assert!(rel_error(&run.out, &rmsnorm_reference(&x, &w, n, 1e-6)) <= 1e-5);
-    }
+/// RMSNorm's host execution at random shapes and staging depths: every output element written
+/// exactly once, within the tolerance of the f64 reference.
+#[test]
+fn rmsnorm_covers_every_element_once() {
+    let strategy = (1usize..20, 1usize..200, 0i64..6, any::<u64>());
+    check(
+        "rmsnorm_covers_every_element_once",
+        60,
+        1.0,
+        &[],
+        strategy,
+        |(m, n8, staged, seed), t| {
+            use host::jobs::{rel_error, rmsnorm_reference, rmsnorm_tolerance};
+            let n = 8 * n8;
+            let mut rng = Rng::new(seed);
+            let (x, w): (Vec<bf16>, Vec<bf16>) = (rng.fill(m * n), rng.fill(n));
+            let run = exec::rmsnorm(&x, &w, m as i64, n as i64, 1e-6, staged, bf16::poison());
+            prop_assert_eq!(run.coverage_error(), None, "{}x{} staged {}", m, n, staged);
+            let err = rel_error(&run.out, &rmsnorm_reference(&x, &w, n, 1e-6));
+            prop_assert!(err <= rmsnorm_tolerance::<bf16>(), "error {}", err);
+            let (x, w): (Vec<f32>, Vec<f32>) = (rng.fill(m * n), rng.fill(n));
+            let run = exec::rmsnorm(&x, &w, m as i64, n as i64, 1e-6, staged, f32::poison());
+            prop_assert_eq!(run.coverage_error(), None);
+            prop_assert!(rel_error(&run.out, &rmsnorm_reference(&x, &w, n, 1e-6)) <= 1e-5);
+            t.hit();
+            Ok(())
+        },
+    );
 }
 
 /// The RMSNorm kernel's coordinate shortcut is the tensor API's answer: thread `t`'s first value

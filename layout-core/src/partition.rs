@@ -124,7 +124,12 @@ pub const fn flat_coord(l: &Layout, i: i64) -> IntTuple {
     let mut c = [0i64; crate::int_tuple::MAX_LEAVES];
     let mut k = 0;
     while k < s.len() {
-        c[k] = if d[k] == 0 { 0 } else { (i / d[k]) % s[k] };
+        // in i128: `i64::MIN / -1` overflows i64 (the remainder is below `s[k]` and fits)
+        c[k] = if d[k] == 0 {
+            0
+        } else {
+            ((i as i128 / d[k] as i128) % s[k] as i128) as i64
+        };
         k += 1;
     }
     if l.shape().is_int() {

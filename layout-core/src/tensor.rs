@@ -19,6 +19,12 @@ use core::fmt;
 pub trait Engine: Copy {
     /// The engine whose offset 0 is this one's offset `off`.
     fn advance(self, off: i64) -> Self;
+    /// [`Engine::advance`] for a tensor of layout `l`: `Err(Overflow)` where the origin, or a
+    /// value the tensor can take, would leave `i64` (what [`Tensor`]'s operations use).
+    fn advance_checked(self, off: i64, l: &Layout) -> Result<Self> {
+        let _ = l;
+        Ok(self.advance(off))
+    }
     /// Writes the origin (what `ENGINE` prints).
     fn fmt_origin(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;
     /// Writes one stride of the tensor's layout.
@@ -41,6 +47,22 @@ impl Engine for Counting {
         Self {
             start: self.start + off,
             ..self
+        }
+    }
+    /// Keeps every value `start + l(x)` in `i64`, so that [`Tensor::value`] cannot overflow.
+    fn advance_checked(self, off: i64, l: &Layout) -> Result<Self> {
+        let start = self.start.checked_add(off).ok_or(LayoutError::Overflow)?;
+        // the smallest and largest l(x): the negative and the positive (s - 1) * d summed (each
+        // sum fits: |sum| <= sum (s - 1) |d|, which a layout keeps in i64)
+        let (mut lo, mut hi) = (0i64, 0i64);
+        for (s, d) in l.shapes().iter().zip(l.strides()) {
+            let e = (s - 1).checked_mul(*d).ok_or(LayoutError::Overflow)?;
+            let side = if e < 0 { &mut lo } else { &mut hi };
+            *side = side.checked_add(e).ok_or(LayoutError::Overflow)?;
+        }
+        match (start.checked_add(lo), start.checked_add(hi)) {
+            (Some(_), Some(_)) => Ok(Self { start, ..self }),
+            _ => Err(LayoutError::Overflow),
         }
     }
     fn fmt_origin(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -92,6 +114,12 @@ impl<T: Copy, const N: usize> Engine for Array<T, N> {
         Self {
             base: self.base + off,
             ..self
+        }
+    }
+    fn advance_checked(self, off: i64, _: &Layout) -> Result<Self> {
+        match self.base.checked_add(off) {
+            Some(base) => Ok(Self { base, ..self }),
+            None => Err(LayoutError::Overflow),
         }
     }
     fn fmt_origin(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -173,58 +201,74 @@ impl<E: Engine> Tensor<E> {
     pub const fn offset_of(&self, c: &IntTuple) -> Result<i64> {
         self.layout.crd2idx(c)
     }
-    fn moved(&self, (layout, off): (Layout, i64)) -> Self {
-        Self {
-            engine: self.engine.advance(off),
+    /// The tensor of `layout` whose origin is this one's offset `off`; `Err(Overflow)` where the
+    /// origin or a value would leave `i64` (see [`Engine::advance_checked`]).
+    fn moved(&self, (layout, off): (Layout, i64)) -> Result<Self> {
+        Ok(Self {
+            engine: self.engine.advance_checked(off, &layout)?,
             layout,
-        }
+        })
     }
     /// `tensor(c)` with `_` in `c`: the sub-tensor of the `_` modes at the fixed coordinates.
     pub fn slice(&self, c: &IntTuple) -> Result<Self> {
-        Ok(self.moved(self.layout.slice(c)?))
+        self.moved(self.layout.slice(c)?)
     }
     /// `local_tile(tensor, tile_shape, c)` (see [`partition::local_tile`]).
     pub fn local_tile(&self, tile: &IntTuple, c: &IntTuple) -> Result<Self> {
-        Ok(self.moved(partition::local_tile(&self.layout, tile, c)?))
+        self.moved(partition::local_tile(&self.layout, tile, c)?)
     }
     /// `local_tile(tensor, tile_shape, c, proj)`.
     pub fn local_tile_proj(&self, tile: &IntTuple, c: &IntTuple, proj: &IntTuple) -> Result<Self> {
-        Ok(self.moved(partition::local_tile_proj(&self.layout, tile, c, proj)?))
+        self.moved(partition::local_tile_proj(&self.layout, tile, c, proj)?)
     }
     /// `local_partition(tensor, thr, i)`.
     pub fn local_partition(&self, thr: &Layout, i: i64) -> Result<Self> {
-        Ok(self.moved(partition::local_partition(&self.layout, thr, i)?))
+        self.moved(partition::local_partition(&self.layout, thr, i)?)
     }
     /// `local_partition(tensor, thr, i, proj)`.
     pub fn local_partition_proj(&self, thr: &Layout, i: i64, proj: &IntTuple) -> Result<Self> {
-        Ok(self.moved(partition::local_partition_proj(&self.layout, thr, i, proj)?))
+        self.moved(partition::local_partition_proj(&self.layout, thr, i, proj)?)
     }
     /// `inner_partition(tensor, tiler, c)`.
     pub fn inner_partition(&self, t: &Tiler, c: &IntTuple) -> Result<Self> {
-        Ok(self.moved(partition::inner_partition(&self.layout, t, c)?))
+        self.moved(partition::inner_partition(&self.layout, t, c)?)
     }
     /// `outer_partition(tensor, tiler, c)`.
     pub fn outer_partition(&self, t: &Tiler, c: &IntTuple) -> Result<Self> {
-        Ok(self.moved(partition::outer_partition(&self.layout, t, c)?))
+        self.moved(partition::outer_partition(&self.layout, t, c)?)
     }
-    /// The tensor with layout `l` over the same engine and origin (e.g. a tiled copy's
-    /// partition of it).
+    /// The tensor with layout `l` over the same engine, its origin moved by `off` (e.g. a tiled
+    /// copy's partition of it). Unchecked: the moved origin must fit in `i64` (an overflow
+    /// panics where overflow is checked); [`Tensor::try_with_layout`] checks it, and the values.
     pub fn with_layout(&self, (l, off): (Layout, i64)) -> Self {
-        self.moved((l, off))
+        Self {
+            engine: self.engine.advance(off),
+            layout: l,
+        }
+    }
+    /// [`Tensor::with_layout`], with `Err(Overflow)` where the origin, or a value of the
+    /// tensor, would leave `i64`.
+    pub fn try_with_layout(&self, part: (Layout, i64)) -> Result<Self> {
+        self.moved(part)
     }
 }
 
 impl Tensor<Counting> {
     /// The value at 1-D coordinate `i`: `start + layout(i)` (an encoded ArithTuple for identity
-    /// tensors; see [`Codomain::decode`]).
+    /// tensors; see [`Codomain::decode`]). Unchecked, for `0 <= i < size`: the values of tensors
+    /// made by [`counting`], [`make_identity_tensor`] and the operations above fit in `i64`.
     #[inline(always)]
     pub const fn value(&self, i: i64) -> i64 {
         self.engine.start + self.layout.call(i)
     }
     /// The value at coordinate `c` (natural, hierarchical or 1-D): `tensor(c)`.
     pub const fn value_at(&self, c: &IntTuple) -> Result<i64> {
+        // (a coordinate outside the shape can reach past the values the tensor takes)
         match self.layout.crd2idx(c) {
-            Ok(o) => Ok(self.engine.start + o),
+            Ok(o) => match self.engine.start.checked_add(o) {
+                Some(v) => Ok(v),
+                None => Err(LayoutError::Overflow),
+            },
             Err(e) => Err(e),
         }
     }
@@ -269,7 +313,7 @@ impl<T: Copy, const N: usize> Tensor<Array<T, N>> {
     /// The element at 1-D coordinate `i`; `None` outside the array.
     #[inline(always)]
     pub fn get(&self, i: i64) -> Option<T> {
-        let o = self.engine.base + self.layout.call(i);
+        let o = self.engine.base.checked_add(self.layout.call(i))?;
         if (0..N as i64).contains(&o) {
             Some(self.engine.data[o as usize])
         } else {
@@ -279,8 +323,8 @@ impl<T: Copy, const N: usize> Tensor<Array<T, N>> {
     /// Sets the element at 1-D coordinate `i`; `Err(Capacity)` outside the array.
     #[inline(always)]
     pub fn set(&mut self, i: i64, v: T) -> Result<()> {
-        let o = self.engine.base + self.layout.call(i);
-        if (0..N as i64).contains(&o) {
+        let o = self.engine.base.checked_add(self.layout.call(i));
+        if let Some(o) = o.filter(|o| (0..N as i64).contains(o)) {
             self.engine.data[o as usize] = v;
             Ok(())
         } else {

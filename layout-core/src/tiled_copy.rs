@@ -179,7 +179,7 @@ impl ThrCopy {
     /// `partition_S(tensor)`: the thread's source values, `((atom_vals, atoms), rest_m, rest_n)`.
     #[allow(non_snake_case)]
     pub fn partition_S<E: Engine>(&self, t: &Tensor<E>) -> Result<Tensor<E>> {
-        Ok(t.with_layout(self.copy.partition(t.layout(), self.tid)?))
+        t.try_with_layout(self.copy.partition(t.layout(), self.tid)?)
     }
     /// `partition_D(tensor)`: the thread's destination values (the same partition: the atoms
     /// move whole values, so source and destination are cut alike).

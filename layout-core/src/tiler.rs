@@ -166,13 +166,14 @@ impl fmt::Display for Tiler {
             Tiler::Layout(l) => write!(f, "{l}"),
             Tiler::ByMode { n, modes } => {
                 f.write_str("<")?;
-                for (i, m) in modes[..*n].iter().enumerate() {
+                // (a by-mode tiler built by hand can claim more modes than it holds)
+                for i in 0..*n {
                     if i > 0 {
                         f.write_str(",")?;
                     }
-                    match m {
-                        Some(l) => write!(f, "{l}")?,
-                        None => f.write_str("_")?,
+                    match modes.get(i) {
+                        Some(Some(l)) => write!(f, "{l}")?,
+                        _ => f.write_str("_")?,
                     }
                 }
                 f.write_str(">")
@@ -202,6 +203,10 @@ pub(crate) const fn by_mode(a: &Layout, t: &Tiler, f: Splitter) -> Result<Layout
     match t {
         Tiler::Layout(b) => split(f, a, b),
         Tiler::ByMode { n, modes } => {
+            if *n > MAX_TILER_MODES {
+                // a by-mode tiler built by hand, claiming more modes than it holds
+                return Err(LayoutError::Capacity);
+            }
             if a.rank() < *n {
                 return Err(LayoutError::RankMismatch {
                     expected: *n,
@@ -235,6 +240,10 @@ pub(crate) const fn hier_unzip(a: &Layout, t: &Tiler, f: Splitter) -> Result<Lay
     match t {
         Tiler::Layout(b) => split(f, a, b),
         Tiler::ByMode { n, modes } => {
+            if *n > MAX_TILER_MODES {
+                // a by-mode tiler built by hand, claiming more modes than it holds
+                return Err(LayoutError::Capacity);
+            }
             if a.rank() < *n {
                 return Err(LayoutError::RankMismatch {
                     expected: *n,
