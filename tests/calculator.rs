@@ -137,3 +137,81 @@ fn tensor_examples() {
         );
     }
 }
+
+/// Each report of the hardening issue, as a user typed it: the answer now, or the error that
+/// names the condition that failed.
+#[test]
+fn hardening_reports() {
+    let cases = [
+        // a deep identity tensor printed its strides (it panicked, ending the stream)
+        (
+            "make_identity_tensor((((((((((2,3))))))))))",
+            "(((((((((0,0))))))))) o (((((((((2,3))))))))):(((((((((1@0@0@0@0@0@0@0@0@0,1@1@0@0@0@0@0@0@0@0)))))))))",
+        ),
+        // idx2crd of a coordinate tuple: the natural coordinate (CuTe's documentation)
+        ("idx2crd((3,(2,3)),(1,5))", "(1,(1,2))"),
+        ("idx2crd((3,(2,3)),(1,(1,2)))", "(1,(1,2))"),
+        ("idx2crd((3,(2,3)),16)", "(1,(1,2))"),
+        (
+            "idx2crd((3,(2,3)),(3,0))",
+            "error: coordinate 3 outside its mode of size 3 (need 0 <= 3 < 3)",
+        ),
+        ("crd2idx((3,(2,3)):(1,(3,6)),(1,5))", "16"),
+        ("crd2idx((3,(2,3)):(1,(3,6)),(1,(1,2)))", "16"),
+        (
+            "local_partition((8,8),(2,2),(1,1))",
+            "error: expected an integer, found (1,1)",
+        ),
+        (
+            "local_partition((8,8),(2,2),4)",
+            "error: coordinate 4 outside its mode of size 4 (need 0 <= 4 < 4)",
+        ),
+        (
+            "slice((4,6):(6,1),(4,_))",
+            "error: coordinate 4 outside its mode of size 4 (need 0 <= 4 < 4)",
+        ),
+        // make_layout of one layout wraps it: nesting is part of the meaning
+        ("make_layout(3:1)", "(3):(1)"),
+        ("make_layout(3:1,make_layout(3:1),3:1)", "(3,(3),3):(1,(1),1)"),
+        ("make_layout((2,3))", "(2,3):(1,2)"),
+        // the dice of a swizzled layout (it returned the slice)
+        ("dice(Sw<3,4,3> o (8,64):(64,1),(1,_))", "Sw<3,4,3> o 0 o (8):(64)"),
+        ("slice(Sw<3,4,3> o (8,64):(64,1),(1,_))", "Sw<3,4,3> o 64 o (64):(1)"),
+        // the condition that failed, not a consequence of it
+        (
+            "tiled_copy_tv((4,32):(32,1),(1,8),96,32)",
+            "error: unsupported copy atom of 96 bits (copy atoms move 32, 64 or 128 bits)",
+        ),
+        (
+            "size<-1>((2,3))",
+            "error: size<-1> at byte 5: a mode index is 0 or more",
+        ),
+        // coalesce's product of shape and stride past i64 (it overflowed)
+        (
+            "coalesce((2,2):(4611686018427387904,1))",
+            "(2,2):(4611686018427387904,1)",
+        ),
+        (
+            "Sw<3,9223372036854775807,3> o (8,64):(64,1)",
+            "error: swizzle needs B >= 0, M >= 0 and |S| >= B",
+        ),
+    ];
+    let input: String = cases.iter().map(|(e, _)| format!("{e}\n")).collect();
+    let got = eval_lines(&input);
+    assert_eq!(got.len(), cases.len());
+    for ((expr, want), got) in cases.iter().zip(&got) {
+        assert_eq!(got, want, "{expr}");
+    }
+    // `tessel show` draws a swizzled layout
+    let out = Command::new(env!("CARGO_BIN_EXE_tessel"))
+        .args(["show", "Sw<1,0,1> o (2,2):(2,1)"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    // Sw<1,0,1> xors bit 1 into bit 0: row 0 holds 0, 1; row 1 (2, 3 before) holds 3, 2
+    assert!(
+        text.contains(" 0  | 0 | 1 |") && text.contains(" 1  | 3 | 2 |"),
+        "{text}"
+    );
+}
