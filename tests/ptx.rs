@@ -1,7 +1,12 @@
 //! The embedded PTX: every kernel is there, for every arch built, with no local memory and no
 //! integer division or remainder (the tile layouts are constants the compiler folded).
 
-use tessel_gpu::KERNELS;
+use tessel_gpu::{KERNELS, LEGACY};
+
+/// Every entry point: the registry's and those not yet declared through it.
+fn names() -> impl Iterator<Item = &'static str> {
+    KERNELS.iter().map(|k| k.name).chain(LEGACY)
+}
 
 /// The body of `.entry name`.
 fn entry<'a>(ptx: &'a str, name: &str) -> &'a str {
@@ -18,7 +23,7 @@ fn every_kernel_for_every_arch() {
     assert!(!tessel::ptx::PTX.is_empty(), "no PTX embedded");
     for (arch, ptx) in tessel::ptx::PTX {
         assert!(ptx.contains(&format!(".target {arch}")), "{arch}");
-        for k in KERNELS {
+        for k in names() {
             let body = entry(ptx, k);
             // integer division or remainder would be index math left to run time (the float
             // division of RMSNorm is arithmetic)
@@ -75,21 +80,32 @@ fn transpose_shared_offsets_are_immediates() {
     }
 }
 
-/// Each kernel takes the parameters its launcher in `host/src/gpu.rs` passes (a launch with too
-/// few arguments reads garbage: seen once as a segfault inside `cuLaunchKernel`).
+/// Each kernel takes the parameters its launcher passes (a launch with too few arguments reads
+/// garbage: seen once as a segfault inside `cuLaunchKernel`): a declared kernel one by-value
+/// `Params` struct of exactly the size the host builds, the others their scalars.
 #[test]
 fn kernels_take_the_launchers_parameters() {
-    let want = |k: &str| match k {
-        k if k.starts_with("copy") => 1,
+    let legacy = |k: &str| match k {
         k if k.starts_with("transpose") => 4,
         k if k.starts_with("rmsnorm") => 7,
         _ => unreachable!(),
     };
     for (arch, ptx) in tessel::ptx::PTX {
         for k in KERNELS {
+            let body = entry(ptx, k.name);
+            let sig = &body[..body.find(')').unwrap()];
+            assert_eq!(sig.matches(".param").count(), 1, "{arch} {}", k.name);
+            let want = format!("_param_0[{}]", k.param_bytes);
+            assert!(
+                sig.contains(&want),
+                "{arch} {}: {sig} (want {want})",
+                k.name
+            );
+        }
+        for k in LEGACY {
             let body = entry(ptx, k);
             let sig = &body[..body.find(')').unwrap()];
-            assert_eq!(sig.matches(".param").count(), want(k), "{arch} {k}");
+            assert_eq!(sig.matches(".param").count(), legacy(k), "{arch} {k}");
         }
     }
 }

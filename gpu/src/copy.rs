@@ -8,10 +8,11 @@
 //! first store; the ragged last tile element by element, each predicated by its coordinate
 //! (`elem_less`).
 
-use crate::ctx::{Ctx, Geometry};
+use crate::ctx::{Collective, Ctx, Geometry, Kernel};
 use crate::mem::{Mem, V4};
 use layout_core::{
-    const_ok, make_coord_tensor, make_tiled_copy_tv, FlatTensor, Layout, TiledCopy, TvCoords,
+    const_ok, make_coord_tensor, make_tiled_copy_tv, Engine, FlatTensor, Layout, TiledCopy,
+    TvCoords,
 };
 
 /// Threads per block.
@@ -50,27 +51,6 @@ impl<T: Copy> VecCopy<T> {
     pub const TILE: i64 = Self::TILER[0];
     /// The copy's partition of a tile, as coordinates.
     pub const PLAN: TvCoords<1> = const_ok!(TvCoords::new(&Self::COPY, Self::TILER));
-
-    /// The launch for `p` on a device of `sms` multiprocessors: up to 16 blocks per
-    /// multiprocessor, each walking its tiles.
-    pub const fn geometry<E: layout_core::Engine>(p: &CopyParams<E>, sms: i64) -> Geometry {
-        Geometry {
-            grid: [Self::grid(p.src.shape()[0], 16 * sms), 1],
-            threads: THREADS,
-            smem_bytes: 0,
-        }
-    }
-
-    /// The kernel's one step, for the thread of `c`: `dst = src`. The kernel's entry (and the
-    /// host execution) calls it; see [`VecCopy::thread`].
-    ///
-    /// # Safety
-    /// As [`VecCopy::thread`].
-    #[inline(always)]
-    pub unsafe fn run<E: Mem<T>, S>(p: &CopyParams<E>, c: &Ctx<S>, carry: f32) -> f32 {
-        Self::thread(&p.src, &p.dst, c.block[0], c.grid[0], c.thread);
-        carry
-    }
 
     /// Blocks that give every block work for `n` elements, at most `max_blocks`.
     pub const fn grid(n: i64, max_blocks: i64) -> i64 {
@@ -128,4 +108,46 @@ impl<T: Copy> VecCopy<T> {
     /// A thread's values of a tile are `ITERS` atoms of `VEC` (what the vector path moves).
     const _ONE_ATOM_PER_ITER: () =
         assert!(Self::PLAN.values() == ITERS * Self::VEC && Self::PLAN.atom_vals() == Self::VEC);
+}
+
+impl<T: Copy> Kernel for VecCopy<T> {
+    type T = T;
+    type Shared = ();
+    type Params<E: Engine> = CopyParams<E>;
+    const COLLECTIVES: &'static [Collective] = &[];
+
+    /// Source and destination of one length, unit strides (the atoms are 128-bit accesses).
+    fn prepare<E: Engine>(p: CopyParams<E>) -> Result<CopyParams<E>, &'static str> {
+        if p.src.shape() != p.dst.shape() {
+            return Err("copy needs a source and a destination of the same length");
+        }
+        match (
+            p.src.with_static_stride(0, 1),
+            p.dst.with_static_stride(0, 1),
+        ) {
+            (Some(src), Some(dst)) => Ok(CopyParams { src, dst }),
+            _ => Err("copy needs unit strides (n:1) for its 128-bit accesses"),
+        }
+    }
+
+    /// Up to 16 blocks per multiprocessor, each walking its tiles.
+    fn geometry<E: Engine>(p: &CopyParams<E>, sms: i64, _smem_limit: i64) -> Geometry {
+        Geometry {
+            grid: [Self::grid(p.src.shape()[0], 16 * sms), 1],
+            threads: THREADS,
+            smem_bytes: 0,
+        }
+    }
+
+    /// The one step: `dst = src` ([`VecCopy::thread`]).
+    #[inline(always)]
+    unsafe fn step<E: Mem<T>, S: Mem<()>>(
+        _k: usize,
+        p: &CopyParams<E>,
+        c: &Ctx<S>,
+        carry: f32,
+    ) -> f32 {
+        Self::thread(&p.src, &p.dst, c.block[0], c.grid[0], c.thread);
+        carry
+    }
 }

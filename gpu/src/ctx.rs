@@ -43,3 +43,60 @@ pub struct Geometry {
     /// Bytes of dynamic shared memory per block.
     pub smem_bytes: i64,
 }
+
+/// A kernel, declared once: its parameters, the launch its layouts ask for, its steps and the
+/// collectives between them. From an implementation come the PTX entry point
+/// ([`kernels!`](crate::kernels)), the host's typed launcher (`host::gpu::Gpu::launch`) and its host
+/// execution (`host::exec::run`), and the registry ([`crate::KERNELS`]).
+pub trait Kernel {
+    /// The element type of the kernel's tensors.
+    type T: Copy;
+    /// The element type of its shared memory (`()` when it has none).
+    type Shared: Copy + Default;
+    /// The parameters with engine `E`: a `#[repr(C)]` struct of tensors and scalars, passed by
+    /// value as the kernel's one parameter.
+    type Params<E: layout_core::Engine>: Copy;
+    /// What lies between step `k` and step `k + 1`; the kernel has `COLLECTIVES.len() + 1` steps.
+    const COLLECTIVES: &'static [Collective];
+    /// Checks the parameters against what the kernel needs of their layouts (ranks are in the
+    /// types; e.g. equal shapes, a unit stride for 128-bit accesses), and returns them with what
+    /// the kernel relies on made static (`FlatTensor::with_static_stride`). `Err` names the
+    /// violated condition; the device traps on it, the host launcher refuses to launch.
+    fn prepare<E: layout_core::Engine>(p: Self::Params<E>)
+        -> Result<Self::Params<E>, &'static str>;
+    /// The launch for `p` on a device of `sms` multiprocessors with `smem_limit` bytes of shared
+    /// memory per block.
+    fn geometry<E: layout_core::Engine>(p: &Self::Params<E>, sms: i64, smem_limit: i64)
+        -> Geometry;
+    /// Step `k` of thread `c.thread`, given the value carried from step `k - 1` (0 for the first);
+    /// returns the value carried to the next.
+    ///
+    /// # Safety
+    /// `p` must be prepared, its engines must reach its tensors' memory, `c.smem` must reach
+    /// `geometry(p).smem_bytes` bytes, and the steps must run in order with the collectives
+    /// between them.
+    unsafe fn step<E: crate::mem::Mem<Self::T>, S: crate::mem::Mem<Self::Shared>>(
+        k: usize,
+        p: &Self::Params<E>,
+        c: &Ctx<S>,
+        carry: f32,
+    ) -> f32;
+}
+
+/// A kernel's PTX entry point: the name [`kernels!`](crate::kernels) gave an instance of a
+/// [`Kernel`].
+pub trait Entry: Kernel {
+    /// The entry point's name, e.g. `copy_f32`.
+    const NAME: &'static str;
+}
+
+/// A registry entry: what the host, the tests and the CLI know of a kernel without its types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelInfo {
+    /// The PTX entry point.
+    pub name: &'static str,
+    /// Bytes of its one by-value parameter (the `Params` struct), as the PTX declares it.
+    pub param_bytes: usize,
+    /// The collectives between its steps.
+    pub collectives: &'static [Collective],
+}

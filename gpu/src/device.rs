@@ -4,6 +4,9 @@
 use core::arch::asm;
 use core::arch::nvptx;
 
+use crate::ctx::{Collective, Kernel};
+use crate::mem::{Gmem, Smem};
+
 /// `threadIdx.x`.
 #[inline(always)]
 pub fn thread_x() -> i64 {
@@ -128,4 +131,29 @@ pub unsafe fn cp_async_16(dst: *mut V4, src: *const u8) {
 #[inline(always)]
 pub fn cp_async_wait_all() {
     unsafe { asm!("cp.async.wait_all;", options(nostack, preserves_flags)) }
+}
+
+/// Runs kernel `K` for this thread: prepares the parameters (a trap when they do not hold what
+/// the kernel needs: the host launcher checked them), then the steps with the collectives
+/// between them.
+///
+/// # Safety
+/// `p` must come from the host launcher of `K`, launched with `K::geometry`.
+#[inline(always)]
+pub unsafe fn run<K: Kernel>(p: K::Params<Gmem<K::T>>) {
+    let Ok(p) = K::prepare(p) else { trap() };
+    let c = ctx(Smem(dynamic_smem::<K::Shared>()));
+    let mut carry = K::step(0, &p, &c, 0.0);
+    let mut k = 0;
+    while k < K::COLLECTIVES.len() {
+        carry = match K::COLLECTIVES[k] {
+            Collective::SyncThreads => {
+                sync_threads();
+                carry
+            }
+            Collective::WarpSum => warp_sum(carry),
+        };
+        carry = K::step(k + 1, &p, &c, carry);
+        k += 1;
+    }
 }

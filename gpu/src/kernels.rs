@@ -1,36 +1,12 @@
 //! The PTX entry points: each binds device memory to a kernel's partitioning (in [`crate::copy`],
 //! [`crate::transpose`]) and runs it for this thread.
 
-use crate::copy::{CopyParams, VecCopy};
 use crate::device::*;
-use crate::mem::Gmem;
 use crate::rmsnorm::{
     Atom, Elem as RmsElem, Problem as RmsProblem, RmsMem, RmsNorm, Src, THREADS as RMS_THREADS,
 };
 use crate::transpose::{Padded, Problem, SmemTile, Swizzled, TransposeMem};
 use half::{bf16, f16};
-
-macro_rules! copy_kernel {
-    ($name:ident, $t:ty) => {
-        /// `dst = src` for two vectors `n:1`. Launch with `VecCopy::geometry`; `src` and `dst`
-        /// 16-byte aligned.
-        #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $name(p: CopyParams<Gmem<$t>>) {
-            // the atoms are 128-bit accesses: unit strides (the launcher checked them)
-            let (Some(src), Some(dst)) = (
-                p.src.with_static_stride(0, 1),
-                p.dst.with_static_stride(0, 1),
-            ) else {
-                trap()
-            };
-            let p = CopyParams { src, dst };
-            VecCopy::<$t>::run(&p, &ctx::<()>(()), 0.0);
-        }
-    };
-}
-copy_kernel!(copy_f32, f32);
-copy_kernel!(copy_f16, f16);
-copy_kernel!(copy_bf16, bf16);
 
 /// Global memory and the block's shared tile of a transpose.
 struct GlobalTranspose<T> {

@@ -52,11 +52,45 @@ pub mod mem;
 pub mod rmsnorm;
 pub mod transpose;
 
-/// Every PTX entry point (`kernels.rs`), by name.
-pub const KERNELS: [&str; 11] = [
-    "copy_f32",
-    "copy_f16",
-    "copy_bf16",
+/// Declares the PTX entry points: `name => KernelType, ...`. Each becomes an
+/// `extern "ptx-kernel"` function taking the kernel's `Params` by value and running its steps
+/// ([`device::run`]), an [`ctx::Entry`] implementation naming it, and a line of [`KERNELS`].
+macro_rules! kernels {
+    ($($name:ident => $k:ty),* $(,)?) => {
+        $(
+            #[cfg(target_arch = "nvptx64")]
+            #[no_mangle]
+            #[doc = concat!("The PTX entry point of `", stringify!($k), "`.")]
+            pub unsafe extern "ptx-kernel" fn $name(
+                p: <$k as ctx::Kernel>::Params<mem::Gmem<<$k as ctx::Kernel>::T>>,
+            ) {
+                device::run::<$k>(p)
+            }
+            impl ctx::Entry for $k {
+                const NAME: &'static str = stringify!($name);
+            }
+        )*
+        /// Every PTX entry point, in declaration order.
+        pub const KERNELS: &[ctx::KernelInfo] = &[$(
+            ctx::KernelInfo {
+                name: stringify!($name),
+                param_bytes: core::mem::size_of::<
+                    <$k as ctx::Kernel>::Params<mem::Gmem<<$k as ctx::Kernel>::T>>,
+                >(),
+                collectives: <$k as ctx::Kernel>::COLLECTIVES,
+            },
+        )*];
+    };
+}
+
+#[cfg(target_arch = "nvptx64")]
+pub mod device;
+#[cfg(target_arch = "nvptx64")]
+pub mod kernels;
+
+use half::{bf16, f16};
+/// The entry points not yet declared through [`ctx::Kernel`] (`kernels.rs`).
+pub const LEGACY: [&str; 8] = [
     "transpose_pad_f32",
     "transpose_pad_f16",
     "transpose_pad_bf16",
@@ -67,10 +101,11 @@ pub const KERNELS: [&str; 11] = [
     "rmsnorm_bf16",
 ];
 
-#[cfg(target_arch = "nvptx64")]
-pub mod device;
-#[cfg(target_arch = "nvptx64")]
-pub mod kernels;
+kernels! {
+    copy_f32 => copy::VecCopy<f32>,
+    copy_f16 => copy::VecCopy<f16>,
+    copy_bf16 => copy::VecCopy<bf16>,
+}
 
 #[cfg(target_arch = "nvptx64")]
 #[panic_handler]

@@ -1,6 +1,9 @@
 //! The element types the kernels move: `f32`, `f16`, `bf16`.
 
 use half::{bf16, f16};
+use tessel_gpu::copy::{CopyParams, VecCopy};
+use tessel_gpu::ctx::Entry;
+use tessel_gpu::mem::Gmem;
 
 /// An element type of the kernels.
 pub trait Elem:
@@ -8,6 +11,8 @@ pub trait Elem:
 {
     /// `f32`, `f16` or `bf16`, as the kernels' names end.
     const NAME: &'static str;
+    /// The copy kernel of this type (`tessel_gpu::kernels!` declares one per type).
+    type Copy: Entry<T = Self, Params<Gmem<Self>> = CopyParams<Gmem<Self>>>;
     /// Rounds `x` to this type.
     fn from_f64(x: f64) -> Self;
     /// Widens to `f64`.
@@ -22,6 +27,7 @@ pub trait Elem:
 
 impl Elem for f32 {
     const NAME: &'static str = "f32";
+    type Copy = VecCopy<f32>;
     fn from_f64(x: f64) -> Self {
         x as f32
     }
@@ -40,6 +46,7 @@ impl Elem for f32 {
 }
 impl Elem for f16 {
     const NAME: &'static str = "f16";
+    type Copy = VecCopy<f16>;
     fn from_f64(x: f64) -> Self {
         f16::from_f64(x)
     }
@@ -58,6 +65,7 @@ impl Elem for f16 {
 }
 impl Elem for bf16 {
     const NAME: &'static str = "bf16";
+    type Copy = VecCopy<bf16>;
     fn from_f64(x: f64) -> Self {
         bf16::from_f64(x)
     }

@@ -7,7 +7,7 @@ use crate::elem::Elem;
 use layout_core::{Engine, FlatLayout, FlatTensor};
 use tessel_gpu::copy;
 use tessel_gpu::copy::{CopyParams, VecCopy};
-use tessel_gpu::ctx::Ctx;
+use tessel_gpu::ctx::{Collective, Ctx, Geometry, Kernel};
 use tessel_gpu::mem::{Mem, V4};
 use tessel_gpu::rmsnorm::{self as rms, Atom, RmsMem, RmsNorm, Src};
 use tessel_gpu::transpose::{Problem, SmemTile, TransposeMem, THREADS as TRANSPOSE_THREADS};
@@ -41,6 +41,7 @@ pub struct HostMem<T> {
     writes: *mut u32,
     len: i64,
     pos: i64,
+    strict: bool,
 }
 impl<T> Clone for HostMem<T> {
     fn clone(&self) -> Self {
@@ -62,6 +63,26 @@ impl<T> HostMem<T> {
             writes: writes.as_mut_ptr(),
             len: data.len() as i64,
             pos: 0,
+            strict: false,
+        }
+    }
+    /// The same engine, where reading an element that was never written panics (shared memory:
+    /// such a read is a missing barrier or a wrong layout).
+    pub fn strict(self) -> Self {
+        Self {
+            strict: true,
+            ..self
+        }
+    }
+    fn check_written(&self, i: usize, n: usize) {
+        if self.strict {
+            for k in i..i + n {
+                // SAFETY: `k` was bounds-checked by the caller
+                assert!(
+                    unsafe { *self.writes.add(k) } > 0,
+                    "element {k} read before it was written"
+                );
+            }
         }
     }
     fn check(&self, n: i64, what: &str) -> usize {
@@ -99,7 +120,9 @@ impl<T> Engine for HostMem<T> {
 
 impl<T: Copy> Mem<T> for HostMem<T> {
     unsafe fn read(&self) -> T {
-        *self.data.add(self.check(1, "read"))
+        let i = self.check(1, "read");
+        self.check_written(i, 1);
+        *self.data.add(i)
     }
     unsafe fn write(&self, v: T) {
         let i = self.check(1, "write");
@@ -108,6 +131,7 @@ impl<T: Copy> Mem<T> for HostMem<T> {
     }
     unsafe fn read_v4(&self) -> V4 {
         let i = self.check_v4("vector read");
+        self.check_written(i, 16 / std::mem::size_of::<T>());
         let mut v = V4::default();
         std::ptr::copy_nonoverlapping(
             self.data.add(i) as *const u8,
@@ -121,6 +145,56 @@ impl<T: Copy> Mem<T> for HostMem<T> {
         std::ptr::copy_nonoverlapping(v.0.as_ptr() as *const u8, self.data.add(i) as *mut u8, 16);
         for k in 0..16 / std::mem::size_of::<T>() {
             *self.writes.add(i + k) += 1;
+        }
+    }
+}
+
+/// Runs kernel `K` on the host over `geometry`: for every block, each step for all its threads
+/// in turn, the collectives between the steps performed as the device does (a barrier is the
+/// end of a step; a warp's sum is the same butterfly), with a fresh shared-memory buffer per
+/// block in which a read of an element not yet written panics. `p` must be prepared.
+pub fn run<K: Kernel>(p: &K::Params<HostMem<K::T>>, geometry: Geometry) {
+    let shared = std::mem::size_of::<K::Shared>().max(1) as i64;
+    let nthreads = geometry.threads as usize;
+    for by in 0..geometry.grid[1] {
+        for bx in 0..geometry.grid[0] {
+            let n = (geometry.smem_bytes / shared) as usize;
+            let mut smem = vec![K::Shared::default(); n];
+            let mut written = vec![0u32; n];
+            // SAFETY: both buffers outlive this block's steps.
+            let s = unsafe { HostMem::new(&mut smem, &mut written) }.strict();
+            let ctx = |thread: usize| Ctx {
+                block: [bx, by],
+                grid: geometry.grid,
+                thread: thread as i64,
+                smem: s,
+            };
+            let mut carry = vec![0f32; nthreads];
+            for k in 0..=K::COLLECTIVES.len() {
+                if k > 0 {
+                    match K::COLLECTIVES[k - 1] {
+                        Collective::SyncThreads => {}
+                        Collective::WarpSum => warp_sums(&mut carry),
+                    }
+                }
+                for (t, c) in carry.iter_mut().enumerate() {
+                    // SAFETY: host memory; every access is checked and panics out of range.
+                    *c = unsafe { K::step(k, p, &ctx(t), *c) };
+                }
+            }
+        }
+    }
+}
+
+/// Each warp's values replaced by their sum, added as `shfl.sync.bfly` with masks 16, 8, 4, 2, 1
+/// adds them on the device (so the sums are bit-equal).
+fn warp_sums(v: &mut [f32]) {
+    for w in v.chunks_mut(32) {
+        for mask in [16, 8, 4, 2, 1] {
+            let before = w.to_vec();
+            for (i, x) in w.iter_mut().enumerate() {
+                *x = before[i] + before[(i ^ mask) % before.len()];
+            }
         }
     }
 }
@@ -148,18 +222,12 @@ pub fn copy<T: Copy + Default>(src: &[T], grid: i64, poison: T) -> Run<T> {
             dst: vector(HostMem::new(&mut out, &mut writes), n),
         }
     };
-    for block in 0..grid {
-        for thread in 0..copy::THREADS {
-            let c = Ctx {
-                block: [block, 0],
-                grid: [grid, 1],
-                thread,
-                smem: (),
-            };
-            // SAFETY: host memory; any out-of-range access panics.
-            unsafe { VecCopy::<T>::run(&p, &c, 0.0) };
-        }
-    }
+    let g = Geometry {
+        grid: [grid, 1],
+        threads: copy::THREADS,
+        smem_bytes: 0,
+    };
+    run::<VecCopy<T>>(&p, g);
     assert!(reads.iter().all(|&r| r == 0), "the copy wrote its source");
     Run { out, writes }
 }

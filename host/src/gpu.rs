@@ -10,11 +10,12 @@ use std::fmt;
 use std::sync::Arc;
 
 use cudarc::driver::{
-    sys, CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr,
-    DriverError, LaunchConfig, PushKernelArg,
+    sys, CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DeviceRepr, DriverError,
+    LaunchConfig, PushKernelArg,
 };
 use layout_core::{FlatLayout, FlatTensor, IntTuple, Layout};
-use tessel_gpu::copy::{CopyParams, VecCopy};
+use tessel_gpu::copy::CopyParams;
+use tessel_gpu::ctx::Entry;
 use tessel_gpu::mem::Gmem;
 use tessel_gpu::transpose::{self, Problem, SmemTile};
 
@@ -112,6 +113,24 @@ pub struct DeviceTensor<T> {
 }
 
 impl<T> DeviceTensor<T> {
+    /// The tensor as a kernel's rank-`N` parameter `name`: its device address and its layout,
+    /// which must be flat of rank `N` (`(s_0,..,s_{N-1}):(d_0,..)`, an integer for `N == 1`).
+    pub fn param<const N: usize>(&self, name: &str) -> Result<FlatTensor<Gmem<T>, N>> {
+        let l = &self.layout;
+        let flat = l.depth() <= 1 && l.shapes().len() == N && (N == 1 || l.rank() == N);
+        let layout = FlatLayout::from_layout(l)
+            .ok()
+            .filter(|_| flat)
+            .ok_or_else(|| {
+                GpuError::Invalid(format!(
+                    "{name} needs a flat rank-{N} layout, got {l} (rank {}, depth {})",
+                    l.rank(),
+                    l.depth()
+                ))
+            })?;
+        let (ptr, _) = self.buf.device_ptr(self.buf.stream());
+        Ok(FlatTensor::new(Gmem(ptr as *mut T), layout))
+    }
     /// The layout.
     pub fn layout(&self) -> &Layout {
         &self.layout
@@ -198,17 +217,17 @@ impl Gpu {
             .and_then(|v| v.parse::<i64>().ok())
             .map_or(smem_optin, |v| v.clamp(0, smem_optin));
         let mut kernels = HashMap::new();
-        for k in tessel_gpu::KERNELS {
+        let names = tessel_gpu::KERNELS.iter().map(|k| k.name);
+        for k in names.chain(tessel_gpu::LEGACY) {
             let f = module
                 .load_function(k)
                 .ctx(|| format!("kernel {k} in the PTX"))?;
-            if k.starts_with("rmsnorm") {
-                f.set_attribute(
-                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    rmsnorm_smem as i32,
-                )
-                .ctx(|| format!("{k}: {rmsnorm_smem} bytes of shared memory"))?;
-            }
+            // every kernel may take up to the limit: each launch asks for what its layouts need
+            f.set_attribute(
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                rmsnorm_smem as i32,
+            )
+            .ctx(|| format!("{k}: {rmsnorm_smem} bytes of shared memory"))?;
             kernels.insert(k, f);
         }
         // one stream, ordered: cudarc's per-buffer event tracking would only add work per launch
@@ -288,25 +307,30 @@ impl Gpu {
             .ctx(|| "running the kernels".into())
     }
 
-    /// `dst = src` with the `copy_<T>` kernel: both `n:1`.
-    pub fn copy<T: Elem>(&self, src: &DeviceTensor<T>, dst: &mut DeviceTensor<T>) -> Result<()> {
-        let n = src.layout.size();
-        let compact = Layout::int(n, 1).ok();
-        if compact.as_ref() != Some(&src.layout) || compact.as_ref() != Some(&dst.layout) {
+    /// Launches kernel `K` on `p` (built from [`DeviceTensor::param`]s): checks the parameters
+    /// against what the kernel needs (an error names the condition), takes the grid, block and
+    /// shared memory from the kernel's layouts (`Kernel::geometry`) and checks them against the
+    /// device's limits.
+    pub fn launch<K: Entry>(&self, p: K::Params<Gmem<K::T>>) -> Result<()> {
+        let p = K::prepare(p).map_err(|why| GpuError::Invalid(format!("{}: {why}", K::NAME)))?;
+        let g = K::geometry(&p, i64::from(self.sms), self.rmsnorm_smem);
+        if !(1..=i64::from(i32::MAX)).contains(&g.grid[0]) || !(1..=65535).contains(&g.grid[1]) {
             return Err(GpuError::Invalid(format!(
-                "copy needs two compact vectors n:1 of the same n, got {} and {}",
-                src.layout, dst.layout
+                "{}: a grid of {}x{} blocks is outside the device's limits (2^31-1 x 65535)",
+                K::NAME,
+                g.grid[0],
+                g.grid[1]
             )));
         }
-        let f = self.function(&format!("copy_{}", T::NAME))?;
-        let (s, _s) = src.buf.device_ptr(&self.stream);
-        let (d, _d) = dst.buf.device_ptr_mut(&self.stream);
-        let flat = FlatLayout::new([n], [1]).map_err(|e| GpuError::Invalid(e.to_string()))?;
-        let p = CopyParams {
-            src: FlatTensor::new(Gmem(s as *mut T), flat),
-            dst: FlatTensor::new(Gmem(d as *mut T), flat),
-        };
-        let g = VecCopy::<T>::geometry(&p, i64::from(self.sms));
+        if g.smem_bytes > self.rmsnorm_smem {
+            return Err(GpuError::Invalid(format!(
+                "{}: {} bytes of shared memory per block, {} allowed",
+                K::NAME,
+                g.smem_bytes,
+                self.rmsnorm_smem
+            )));
+        }
+        let f = self.function(K::NAME)?;
         let cfg = LaunchConfig {
             grid_dim: (g.grid[0] as u32, g.grid[1] as u32, 1),
             block_dim: (g.threads as u32, 1, 1),
@@ -315,9 +339,19 @@ impl Gpu {
         let p = ByValue(p);
         let mut b = self.stream.launch_builder(f);
         b.arg(&p);
-        // SAFETY: the arguments match the kernel's signature; both buffers hold n elements.
-        unsafe { b.launch(cfg) }.ctx(|| format!("launching copy_{}", T::NAME))?;
+        // SAFETY: the one parameter is the kernel's `Params` (the registry's sizes are checked
+        // against the PTX in tests/ptx.rs), prepared; its tensors are device buffers whose
+        // layouts `DeviceTensor::param` checked against the buffers.
+        unsafe { b.launch(cfg) }.ctx(|| format!("launching {}", K::NAME))?;
         Ok(())
+    }
+
+    /// `dst = src` with the `copy_<T>` kernel: both `n:1`.
+    pub fn copy<T: Elem>(&self, src: &DeviceTensor<T>, dst: &mut DeviceTensor<T>) -> Result<()> {
+        self.launch::<T::Copy>(CopyParams {
+            src: src.param("src")?,
+            dst: dst.param("dst")?,
+        })
     }
 
     /// `dst = src^T` with the `transpose_<S>_<T>` kernel: `src` `(rows,cols):(cols,1)`, `dst`
