@@ -28,6 +28,9 @@ KERNEL and its SIZES (positive integers, `_` separators allowed, at most 2^32 el
   transpose [ROWS COLS]  default 1031 2053; ROWS at most 4194240 (65535 blocks of 64 rows);
                          --dtype f32|f16|bf16|all, --smem pad|swizzle|all
   rmsnorm [M N]          default 14 4096; N a multiple of 8; --dtype f32|bf16|all (f32 and bf16)
+  axpby [M N]            default 1000 1000; y = 1.5 x - 0.75 y over five layouts (row-major,
+                         padded, padded with unaligned rows, column-major, a block of a larger
+                         matrix); --dtype f32|bf16|all
   all                    every kernel, dtype and tile at ragged and large sizes (no SIZES, --dtype
                          or --smem)
 
@@ -40,7 +43,8 @@ arguments, 3 no GPU or no PTX for it (the host executions passed).";
 
 pub const BENCH_HELP: &str = "\
 Median time of --reps runs (CUDA events) after 5 warm-ups, beside cuMemcpyDtoD of the same bytes in
-the same run: rmsnorm 16384x4096 (bf16, f32) and 16384x12288 (bf16); copy 2^26 f32, 2^27 bf16,
+the same run: rmsnorm 16384x4096 (bf16, f32) and 16384x12288 (bf16); axpby 8192x8192 (bf16, f32;
+3 bytes moved per element byte); copy 2^26 f32, 2^27 bf16,
 2^26+5 f32; transpose 8192x8192 (pad and swizzle, each dtype) and 8191x8193 f32.
 
 Exit status: 0 all timed, 1 a kernel failed to run (or the GPU could not be used), 2 bad
@@ -55,6 +59,8 @@ pub enum Kernel {
     Transpose,
     /// `rmsnorm_{f32,bf16}`
     Rmsnorm,
+    /// `axpby_{f32,bf16}`
+    Axpby,
     /// every kernel
     All,
 }
@@ -66,6 +72,7 @@ impl Kernel {
             Kernel::Copy => "copy",
             Kernel::Transpose => "transpose",
             Kernel::Rmsnorm => "rmsnorm",
+            Kernel::Axpby => "axpby",
             Kernel::All => "all",
         }
     }
@@ -103,7 +110,7 @@ pub struct PtxArgs {
 /// `tessel run`'s arguments.
 #[derive(Args)]
 pub struct RunArgs {
-    /// copy, transpose, rmsnorm or all
+    /// copy, transpose, rmsnorm, axpby or all
     #[arg(value_enum, value_name = "KERNEL", hide_possible_values = true)]
     kernel: Option<Kernel>,
     /// copy: N; transpose: ROWS COLS; rmsnorm: M N (rows, columns)
@@ -126,7 +133,7 @@ pub struct RunArgs {
 /// `tessel bench`'s arguments.
 #[derive(Args)]
 pub struct BenchArgs {
-    /// copy, transpose, rmsnorm or all
+    /// copy, transpose, rmsnorm, axpby or all
     #[arg(value_enum, value_name = "KERNEL", default_value_t = Kernel::All)]
     kernel: Kernel,
     /// Timed runs of each kernel (and of the memcpy)
@@ -186,6 +193,7 @@ enum Job {
     /// The shared tile: `None` for `jobs::DefaultSmem`.
     Transpose(Dtype, Option<SmemArg>, usize, usize),
     Rmsnorm(RmsDtype, usize, usize),
+    Axpby(RmsDtype, usize, usize),
 }
 
 impl Job {
@@ -203,6 +211,8 @@ impl Job {
             }
             Job::Rmsnorm(RmsDtype::F32, r, c) => format!("rmsnorm f32 {r}x{c}"),
             Job::Rmsnorm(RmsDtype::Bf16, r, c) => format!("rmsnorm bf16 {r}x{c}"),
+            Job::Axpby(RmsDtype::F32, r, c) => format!("axpby f32 {r}x{c}"),
+            Job::Axpby(RmsDtype::Bf16, r, c) => format!("axpby bf16 {r}x{c}"),
         }
     }
 }
@@ -217,7 +227,7 @@ fn plan(a: &RunArgs) -> Result<Vec<Job>, Usage> {
     let Some(kernel) = a.kernel else {
         return Err((
             ErrorKind::MissingRequiredArgument,
-            "run needs a KERNEL: copy, transpose, rmsnorm or all".into(),
+            "run needs a KERNEL: copy, transpose, rmsnorm, axpby or all".into(),
         ));
     };
     if kernel == Kernel::All {
@@ -238,6 +248,7 @@ fn plan(a: &RunArgs) -> Result<Vec<Job>, Usage> {
     let (want, names, default): (usize, &str, &[usize]) = match kernel {
         Kernel::Copy => (1, "size (N)", &[1_000_003]),
         Kernel::Transpose => (2, "sizes (ROWS COLS)", &[1031, 2053]),
+        Kernel::Axpby => (2, "sizes (M N)", &[1000, 1000]),
         _ => (2, "sizes (M N)", &[14, 4096]),
     };
     let s = match a.sizes.len() {
@@ -281,6 +292,17 @@ fn plan(a: &RunArgs) -> Result<Vec<Job>, Usage> {
             }
             jobs
         }
+        Kernel::Axpby => {
+            let d = match a.dtype {
+                Some(DtypeArg::F16) => {
+                    return invalid("axpby has no f16 kernel (f32, bf16)".into());
+                }
+                Some(DtypeArg::Bf16) => vec![RmsDtype::Bf16],
+                Some(DtypeArg::All) => vec![RmsDtype::F32, RmsDtype::Bf16],
+                Some(DtypeArg::F32) | None => vec![RmsDtype::F32],
+            };
+            d.into_iter().map(|d| Job::Axpby(d, s[0], s[1])).collect()
+        }
         _ => {
             if s[1] % 8 != 0 {
                 return invalid(format!("rmsnorm needs N a multiple of 8, got N = {}", s[1]));
@@ -311,6 +333,9 @@ fn everything() -> Vec<Job> {
             (3, 12288),
         ] {
             plan.push(Job::Rmsnorm(d, m, n));
+        }
+        for (m, n) in [(1, 1), (37, 1000), (1024, 1024), (4099, 4097)] {
+            plan.push(Job::Axpby(d, m, n));
         }
     }
     for d in [Dtype::F32, Dtype::F16, Dtype::Bf16] {
@@ -377,7 +402,21 @@ fn check(gpu: Option<&Gpu>, job: &Job, rng: &mut Rng) -> Result<Verdict, GpuErro
             }
             Job::Rmsnorm(RmsDtype::F32, r, c) => jobs::run_rmsnorm::<f32>(gpu, r, c, rng),
             Job::Rmsnorm(RmsDtype::Bf16, r, c) => jobs::run_rmsnorm::<bf16>(gpu, r, c, rng),
+            Job::Axpby(RmsDtype::F32, r, c) => joined(jobs::run_axpby::<f32>(gpu, r, c, rng)),
+            Job::Axpby(RmsDtype::Bf16, r, c) => joined(jobs::run_axpby::<bf16>(gpu, r, c, rng)),
         }
+    }
+    /// Several checks as one verdict: one line each, passed when all passed.
+    fn joined(v: Result<Vec<Verdict>, GpuError>) -> Result<Verdict, GpuError> {
+        let v = v?;
+        Ok(Verdict {
+            ok: v.iter().all(|v| v.ok),
+            line: v
+                .iter()
+                .map(|v| v.line.as_str())
+                .collect::<Vec<_>>()
+                .join("\n"),
+        })
     }
     match job {
         Job::Copy(Dtype::F16, ..) | Job::Transpose(Dtype::F16, ..) => typed::<f16>(gpu, job, rng),
@@ -491,6 +530,10 @@ pub fn bench(a: BenchArgs) -> ExitCode {
         go(jobs::bench_rmsnorm::<f32>(&g, 16384, 4096, r, &mut rng));
         go(jobs::bench_rmsnorm::<bf16>(&g, 16384, 12288, r, &mut rng));
     }
+    if which(Kernel::Axpby) {
+        go(jobs::bench_axpby::<bf16>(&g, 8192, 8192, r, &mut rng));
+        go(jobs::bench_axpby::<f32>(&g, 8192, 8192, r, &mut rng));
+    }
     if which(Kernel::Copy) {
         go(jobs::bench_copy::<f32>(&g, 1 << 26, r, &mut rng));
         go(jobs::bench_copy::<bf16>(&g, 1 << 27, r, &mut rng));
@@ -570,7 +613,7 @@ mod tests {
             plan_of(&["rmsnorm", "--dtype", "bf16"]),
             Ok(vec![Job::Rmsnorm(RmsDtype::Bf16, 14, 4096)])
         );
-        assert_eq!(plan_of(&["all", "--seed", "3"]).map(|p| p.len()), Ok(51));
+        assert_eq!(plan_of(&["all", "--seed", "3"]).map(|p| p.len()), Ok(59));
     }
 
     #[test]
@@ -599,7 +642,10 @@ mod tests {
             (&["copy", "4294967297"], "2^32"),
             (&["transpose", "4194240", "4194240"], "2^32"),
             (&["rmsnorm", "18446744073709551615", "16"], "2^32"),
-            (&[], "run needs a KERNEL: copy, transpose, rmsnorm or all"),
+            (
+                &[],
+                "run needs a KERNEL: copy, transpose, rmsnorm, axpby or all",
+            ),
         ];
         for (args, want) in refused {
             let e = plan_of(args).unwrap_err();

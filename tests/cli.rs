@@ -151,15 +151,15 @@ fn combinations_that_cannot_run_are_refused_before_anything_runs() {
 fn a_missing_or_unknown_kernel_lists_every_kernel() {
     refused(
         &["run"],
-        "run needs a KERNEL: copy, transpose, rmsnorm or all",
+        "run needs a KERNEL: copy, transpose, rmsnorm, axpby or all",
     );
     refused(
         &["run", "gemm"],
-        "[possible values: copy, transpose, rmsnorm, all]",
+        "[possible values: copy, transpose, rmsnorm, axpby, all]",
     );
     refused(
         &["bench", "gemm"],
-        "[possible values: copy, transpose, rmsnorm, all]",
+        "[possible values: copy, transpose, rmsnorm, axpby, all]",
     );
     refused(
         &["run", "copy", "--dtype", "f64"],

@@ -109,3 +109,35 @@ fn kernels_take_the_launchers_parameters() {
         }
     }
 }
+
+/// Instructions in an entry's body: its lines that end a statement, less directives and labels.
+fn instructions(body: &str) -> usize {
+    body.lines()
+        .map(str::trim)
+        .filter(|l| l.contains(';') && !l.starts_with(['.', '/', '$', '{', '}', ')']))
+        .count()
+}
+
+/// The kernels written on the Tensor API cost at most 5% more instructions than the hand-indexed
+/// ones they replaced (`gpu/ptx-baseline.txt`, the sm_90 PTX before the rewrite).
+#[test]
+fn tensor_api_kernels_cost_at_most_five_percent_more() {
+    let base = include_str!("../gpu/ptx-baseline.txt");
+    let Some((_, ptx)) = tessel::ptx::PTX.iter().find(|(a, _)| *a == "sm_90") else {
+        eprintln!("tests/ptx.rs: no sm_90 PTX built; the instruction counts are not compared");
+        return;
+    };
+    let mut compared = 0;
+    for line in base.lines().filter(|l| !l.starts_with('#')) {
+        let (name, count) = line.split_once(' ').unwrap();
+        let was: usize = count.parse().unwrap();
+        let now = instructions(entry(ptx, name));
+        eprintln!("{name}: {was} -> {now} instructions");
+        assert!(
+            now * 100 <= was * 105,
+            "{name}: {now} instructions, more than 5% over the {was} before the rewrite"
+        );
+        compared += 1;
+    }
+    assert_eq!(compared, 11, "every kernel of the baseline is compared");
+}

@@ -46,6 +46,7 @@ macro_rules! unroll16 {
     };
 }
 
+pub mod axpby;
 pub mod copy;
 pub mod ctx;
 pub mod mem;
@@ -105,6 +106,8 @@ kernels! {
     copy_f32 => copy::VecCopy<f32>,
     copy_f16 => copy::VecCopy<f16>,
     copy_bf16 => copy::VecCopy<bf16>,
+    axpby_f32 => axpby::Axpby<f32>,
+    axpby_bf16 => axpby::Axpby<bf16>,
 }
 
 #[cfg(target_arch = "nvptx64")]

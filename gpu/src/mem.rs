@@ -34,6 +34,8 @@ pub trait Mem<T: Copy>: Engine {
     /// # Safety
     /// As [`Mem::read_v4`].
     unsafe fn write_v4(&self, v: V4);
+    /// Is this position 16-byte aligned (may a 128-bit access start here)?
+    fn aligned16(&self) -> bool;
 }
 
 macro_rules! pointer_engine {
@@ -92,6 +94,10 @@ mod device {
         unsafe fn write_v4(&self, v: V4) {
             store_v4(self.0 as *mut u32, v)
         }
+        #[inline(always)]
+        fn aligned16(&self) -> bool {
+            (self.0 as usize) % 16 == 0
+        }
     }
 
     impl<T: Copy> Mem<T> for Smem<T> {
@@ -110,6 +116,10 @@ mod device {
         #[inline(always)]
         unsafe fn write_v4(&self, v: V4) {
             *(self.0 as *mut V4) = v
+        }
+        #[inline(always)]
+        fn aligned16(&self) -> bool {
+            (self.0 as usize) % 16 == 0
         }
     }
 }

@@ -5,10 +5,12 @@
 
 use crate::elem::Elem;
 use layout_core::{Engine, FlatLayout, FlatTensor};
+use tessel_gpu::axpby::{Axpby, AxpbyParams};
 use tessel_gpu::copy;
 use tessel_gpu::copy::{CopyParams, VecCopy};
 use tessel_gpu::ctx::{Collective, Ctx, Geometry, Kernel};
 use tessel_gpu::mem::{Mem, V4};
+use tessel_gpu::rmsnorm::Elem as Real;
 use tessel_gpu::rmsnorm::{self as rms, Atom, RmsMem, RmsNorm, Src};
 use tessel_gpu::transpose::{Problem, SmemTile, TransposeMem, THREADS as TRANSPOSE_THREADS};
 
@@ -140,6 +142,9 @@ impl<T: Copy> Mem<T> for HostMem<T> {
         );
         v
     }
+    fn aligned16(&self) -> bool {
+        (self.pos * std::mem::size_of::<T>() as i64) % 16 == 0
+    }
     unsafe fn write_v4(&self, v: V4) {
         let i = self.check_v4("vector write");
         std::ptr::copy_nonoverlapping(v.0.as_ptr() as *const u8, self.data.add(i) as *mut u8, 16);
@@ -197,6 +202,39 @@ fn warp_sums(v: &mut [f32]) {
             }
         }
     }
+}
+
+/// `y = alpha x + beta y` on the host: `x` and `y` are the tensors `x_off o x_layout` and
+/// `y_off o y_layout` over the buffers `x` and `y` (any rank-2 layouts, one shape), with the
+/// kernel's tiles, threads and predicates; `Err` when the layouts do not fit the kernel. The
+/// returned run's `out` is `y`'s buffer after the kernel; elements outside `y`'s layout must stay
+/// unwritten.
+pub fn axpby<T: Copy + Real>(
+    x: (&[T], i64, &FlatLayout<2>),
+    y: (&[T], i64, &FlatLayout<2>),
+    alpha: f32,
+    beta: f32,
+) -> Result<Run<T>, String>
+where
+    Axpby<T>: Kernel<T = T, Shared = (), Params<HostMem<T>> = AxpbyParams<HostMem<T>>>,
+{
+    let mut xin = x.0.to_vec();
+    let mut xreads = vec![0u32; xin.len()];
+    let mut out = y.0.to_vec();
+    let mut writes = vec![0u32; out.len()];
+    // SAFETY: the buffers outlive the run below and are reached only through the engines.
+    let p = unsafe {
+        AxpbyParams {
+            x: FlatTensor::new(HostMem::new(&mut xin, &mut xreads).advance(x.1), *x.2),
+            y: FlatTensor::new(HostMem::new(&mut out, &mut writes).advance(y.1), *y.2),
+            alpha,
+            beta,
+        }
+    };
+    let p = Axpby::<T>::prepare::<HostMem<T>>(p).map_err(str::to_string)?;
+    run::<Axpby<T>>(&p, Axpby::<T>::geometry::<HostMem<T>>(&p, 132, 0));
+    assert!(xreads.iter().all(|&r| r == 0), "axpby wrote x");
+    Ok(Run { out, writes })
 }
 
 /// A vector `n:1` over a host buffer.

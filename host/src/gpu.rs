@@ -14,6 +14,7 @@ use cudarc::driver::{
     LaunchConfig, PushKernelArg,
 };
 use layout_core::{FlatLayout, FlatTensor, IntTuple, Layout};
+use tessel_gpu::axpby::{Axpby, AxpbyParams};
 use tessel_gpu::copy::CopyParams;
 use tessel_gpu::ctx::Entry;
 use tessel_gpu::mem::Gmem;
@@ -107,29 +108,95 @@ struct ByValue<P>(P);
 unsafe impl<P: Copy> DeviceRepr for ByValue<P> {}
 
 /// A typed buffer in device memory and the layout that gives its elements' coordinates.
+///
+/// The tensor's element at coordinate `c` is element `offset + layout(c)` of the buffer: any
+/// layout (row- or column-major, padded, strided) whose elements lie inside the buffer, and views
+/// of a part of it ([`DeviceTensor::slice`], [`DeviceTensor::local_tile`]).
 pub struct DeviceTensor<T> {
     buf: CudaSlice<T>,
+    offset: i64,
     layout: Layout,
+}
+
+/// `l` as a kernel parameter `name` of rank `N`: flat (`(s_0,..,s_{N-1}):(d_0,..)`, an integer
+/// for `N == 1`), or an error naming what the kernel needs and what it got.
+pub fn flat_param<const N: usize>(name: &str, l: &Layout) -> Result<FlatLayout<N>> {
+    let flat = l.depth() <= 1 && l.shapes().len() == N && (N == 1 || l.rank() == N);
+    FlatLayout::from_layout(l)
+        .ok()
+        .filter(|_| flat)
+        .ok_or_else(|| {
+            GpuError::Invalid(format!(
+                "{name} needs a flat rank-{N} layout, got {l} (rank {}, depth {})",
+                l.rank(),
+                l.depth()
+            ))
+        })
+}
+
+/// Are `offset + layout(c)` inside `0..len` for every coordinate `c`?
+fn check_inside(len: usize, offset: i64, layout: &Layout) -> Result<()> {
+    let (mut lo, mut hi) = (offset, offset);
+    for (&s, &d) in layout.shapes().iter().zip(layout.strides()) {
+        let reach = (s - 1).saturating_mul(d);
+        if reach < 0 {
+            lo = lo.saturating_add(reach);
+        } else {
+            hi = hi.saturating_add(reach);
+        }
+    }
+    if lo < 0 || hi >= len as i64 {
+        return Err(GpuError::Invalid(format!(
+            "{offset} o {layout} reaches elements {lo}..={hi}, outside the buffer of {len}"
+        )));
+    }
+    Ok(())
 }
 
 impl<T> DeviceTensor<T> {
     /// The tensor as a kernel's rank-`N` parameter `name`: its device address and its layout,
     /// which must be flat of rank `N` (`(s_0,..,s_{N-1}):(d_0,..)`, an integer for `N == 1`).
     pub fn param<const N: usize>(&self, name: &str) -> Result<FlatTensor<Gmem<T>, N>> {
-        let l = &self.layout;
-        let flat = l.depth() <= 1 && l.shapes().len() == N && (N == 1 || l.rank() == N);
-        let layout = FlatLayout::from_layout(l)
-            .ok()
-            .filter(|_| flat)
-            .ok_or_else(|| {
-                GpuError::Invalid(format!(
-                    "{name} needs a flat rank-{N} layout, got {l} (rank {}, depth {})",
-                    l.rank(),
-                    l.depth()
-                ))
-            })?;
+        let layout = flat_param::<N>(name, &self.layout)?;
         let (ptr, _) = self.buf.device_ptr(self.buf.stream());
+        let ptr = ptr + (self.offset as u64) * std::mem::size_of::<T>() as u64;
         Ok(FlatTensor::new(Gmem(ptr as *mut T), layout))
+    }
+    /// The same buffer as the tensor `offset o layout` (element `offset + layout(c)` at `c`);
+    /// `Err` when an element falls outside the buffer.
+    pub fn view(self, offset: i64, layout: Layout) -> Result<Self> {
+        check_inside(self.buf.len(), offset, &layout)?;
+        Ok(Self {
+            buf: self.buf,
+            offset,
+            layout,
+        })
+    }
+    /// `tensor(c)` with `_` in `c`: the sub-tensor of the `_` modes (a row, a column, a block of a
+    /// larger tensor), over the same buffer.
+    pub fn slice(self, c: &IntTuple) -> Result<Self> {
+        let (l, off) = self
+            .layout
+            .slice(c)
+            .map_err(|e| GpuError::Invalid(format!("slicing {} at {c}: {e}", self.layout)))?;
+        let offset = self.offset + off;
+        self.view(offset, l)
+    }
+    /// `local_tile(tensor, tile, c)`: the tile at tile coordinate `c`, over the same buffer
+    /// (a tile overhanging the tensor's edge is refused when it leaves the buffer).
+    pub fn local_tile(self, tile: &IntTuple, c: &IntTuple) -> Result<Self> {
+        let (l, off) = layout_core::local_tile(&self.layout, tile, c).map_err(|e| {
+            GpuError::Invalid(format!(
+                "local_tile of {} by {tile} at {c}: {e}",
+                self.layout
+            ))
+        })?;
+        let offset = self.offset + off;
+        self.view(offset, l)
+    }
+    /// The offset of the tensor's origin in the buffer.
+    pub fn offset(&self) -> i64 {
+        self.offset
     }
     /// The layout.
     pub fn layout(&self) -> &Layout {
@@ -284,11 +351,21 @@ impl Gpu {
                 layout.cosize()
             )));
         }
+        self.upload_buffer(host)?.view(0, layout)
+    }
+    /// Copies `host` to the device as a vector `len:1` (re-view it with [`DeviceTensor::view`]).
+    pub fn upload_buffer<T: Elem>(&self, host: &[T]) -> Result<DeviceTensor<T>> {
+        let layout = Layout::int(host.len().max(1) as i64, 1)
+            .map_err(|e| GpuError::Invalid(e.to_string()))?;
         let buf = self
             .stream
             .clone_htod(host)
             .ctx(|| "copy to the device".into())?;
-        Ok(DeviceTensor { buf, layout })
+        Ok(DeviceTensor {
+            buf,
+            offset: 0,
+            layout,
+        })
     }
     /// A tensor of `layout` with every element `fill`.
     pub fn filled<T: Elem>(&self, layout: Layout, fill: T) -> Result<DeviceTensor<T>> {
@@ -351,6 +428,26 @@ impl Gpu {
         self.launch::<T::Copy>(CopyParams {
             src: src.param("src")?,
             dst: dst.param("dst")?,
+        })
+    }
+
+    /// `y = alpha x + beta y` with the `axpby_<T>` kernel: `x` and `y` of one shape, any rank-2
+    /// layouts (128-bit accesses where rows are contiguous and aligned).
+    pub fn axpby<T: Elem>(
+        &self,
+        x: &DeviceTensor<T>,
+        y: &mut DeviceTensor<T>,
+        alpha: f32,
+        beta: f32,
+    ) -> Result<()>
+    where
+        Axpby<T>: Entry<T = T, Params<Gmem<T>> = AxpbyParams<Gmem<T>>>,
+    {
+        self.launch::<Axpby<T>>(AxpbyParams {
+            x: x.param("x")?,
+            y: y.param("y")?,
+            alpha,
+            beta,
         })
     }
 
@@ -477,5 +574,39 @@ impl Gpu {
         }
         ms.sort_by(f64::total_cmp);
         Ok(ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameters_take_flat_layouts_of_their_rank() {
+        let l = |s: &str| Layout::parse(s).unwrap();
+        assert_eq!(
+            flat_param::<2>("x", &l("(4,8):(1,4)")).unwrap(),
+            FlatLayout::new([4, 8], [1, 4]).unwrap()
+        );
+        assert_eq!(
+            flat_param::<2>("x", &l("(4,8):(10,1)")).unwrap().stride(),
+            [10, 1]
+        );
+        assert!(flat_param::<1>("v", &l("7:1")).is_ok());
+        let err = |s: &str| flat_param::<2>("x", &l(s)).unwrap_err().to_string();
+        assert!(err("((2,2),8):((1,2),4)").contains("x needs a flat rank-2 layout"));
+        assert!(err("(2,3,4):(1,2,6)").contains("rank 3"));
+        assert!(err("8:1").contains("rank-2"));
+    }
+
+    #[test]
+    fn views_stay_inside_their_buffer() {
+        let l = |s: &str| Layout::parse(s).unwrap();
+        assert!(check_inside(32, 0, &l("(4,8):(8,1)")).is_ok());
+        assert!(check_inside(32, 1, &l("(4,8):(8,1)")).is_err());
+        assert!(check_inside(40, 3, &l("(4,8):(9,1)")).is_ok());
+        // negative strides reach below the offset
+        assert!(check_inside(8, 7, &l("8:-1")).is_ok());
+        assert!(check_inside(8, 6, &l("8:-1")).is_err());
     }
 }

@@ -3,8 +3,12 @@
 //! checked against the definition and for exactly-once coverage), and timings beside a
 //! device-to-device copy of the same bytes.
 
-use layout_core::Layout;
+use layout_core::{FlatLayout, Layout};
+use tessel_gpu::axpby::{Axpby, AxpbyParams};
 use tessel_gpu::copy::VecCopy;
+use tessel_gpu::ctx::{Entry, Kernel};
+use tessel_gpu::mem::Gmem;
+use tessel_gpu::rmsnorm::Elem as Real;
 use tessel_gpu::transpose::{SmemTile, Swizzled};
 
 use crate::elem::{Elem, Rng};
@@ -352,4 +356,141 @@ pub fn bench_rmsnorm<T: Elem + tessel_gpu::rmsnorm::Elem>(
     let mut y = g.filled(lx, T::poison())?;
     let what = format!("rmsnorm_{} {rows}x{cols}", T::NAME);
     timed(g, what, reps, &x, &mut y, |y| g.rmsnorm(&x, &w, y, 1e-6))
+}
+
+/// The layouts `axpby` is checked over, for an `m x n` matrix: `(name, offset, layout, buffer
+/// length)` — row-major, padded with rows still 16-byte aligned, padded so that they are not
+/// (no 128-bit path), column-major, and a block inside a larger row-major matrix.
+fn axpby_layouts(m: i64, n: i64) -> Result<Vec<(&'static str, i64, FlatLayout<2>, usize)>> {
+    let flat = |s: [i64; 2], d: [i64; 2]| {
+        FlatLayout::new(s, d).map_err(|e| GpuError::Invalid(format!("{s:?}:{d:?}: {e}")))
+    };
+    let len = |off: i64, l: &FlatLayout<2>| (off + l.dot([m - 1, n - 1]) + 1) as usize;
+    let mut v = vec![];
+    for (name, off, l) in [
+        ("row-major", 0, flat([m, n], [n, 1])?),
+        ("padded", 0, flat([m, n], [n + 8, 1])?),
+        ("padded, unaligned rows", 0, flat([m, n], [n + 3, 1])?),
+        ("column-major", 0, flat([m, n], [1, m])?),
+        (
+            "block of a larger matrix",
+            16 * (n + 64) + 32,
+            flat([m, n], [n + 64, 1])?,
+        ),
+    ] {
+        v.push((name, off, l, len(off, &l)));
+    }
+    Ok(v)
+}
+
+/// `y = alpha x + beta y` over random `m x n` matrices in each layout of [`axpby_layouts`]: the
+/// host execution against the definition (each of `y`'s elements written once, nothing else
+/// written), and the device against the host execution, bit for bit.
+pub fn run_axpby<T: Elem + Real>(
+    gpu: Option<&Gpu>,
+    m: usize,
+    n: usize,
+    rng: &mut Rng,
+) -> Result<Vec<Verdict>>
+where
+    Axpby<T>: Entry<T = T, Shared = (), Params<Gmem<T>> = AxpbyParams<Gmem<T>>>,
+    Axpby<T>: Kernel<Params<exec::HostMem<T>> = AxpbyParams<exec::HostMem<T>>>,
+{
+    if m == 0 || n == 0 {
+        return Err(GpuError::Invalid("axpby needs M, N >= 1".into()));
+    }
+    let (alpha, beta) = (1.5f32, -0.75f32);
+    let mut out = vec![];
+    for (name, off, l, len) in axpby_layouts(m as i64, n as i64)? {
+        let what = format!("axpby {} {m}x{n} {name} {}:{:?}", T::NAME, off, l.stride());
+        let (x, y): (Vec<T>, Vec<T>) = (rng.fill(len), rng.fill(len));
+        // the definition, element by element
+        let mut want = y.clone();
+        let mut image = vec![false; len];
+        for i in 0..m as i64 {
+            for j in 0..n as i64 {
+                let k = (off + l.dot([i, j])) as usize;
+                let (xv, yv) = (T::widen(x[k].bits()), T::widen(y[k].bits()));
+                want[k] = T::from_bits(T::narrow(alpha.mul_add(xv, beta * yv)));
+                image[k] = true;
+            }
+        }
+        let host =
+            exec::axpby((&x, off, &l), (&y, off, &l), alpha, beta).map_err(GpuError::Invalid)?;
+        let covered = host
+            .writes
+            .iter()
+            .zip(&image)
+            .position(|(&w, &inside)| w != u32::from(inside));
+        let verdict = if let Some(k) = covered {
+            Verdict {
+                ok: false,
+                line: format!(
+                    "{what}: FAIL host execution wrote element {k} {} times",
+                    host.writes[k]
+                ),
+            }
+        } else if let Some((k, bad)) = first_mismatch(&host.out, &want) {
+            Verdict {
+                ok: false,
+                line: format!("{what}: FAIL host execution differs from the definition at {k} ({bad} elements)"),
+            }
+        } else if let Some(g) = gpu {
+            let layout = l
+                .to_layout()
+                .map_err(|e| GpuError::Invalid(e.to_string()))?;
+            let dx = g.upload_buffer(&x)?.view(off, layout)?;
+            let mut dy = g.upload_buffer(&y)?.view(off, layout)?;
+            g.axpby(&dx, &mut dy, alpha, beta)?;
+            g.sync()?;
+            let dev = g.download(&dy)?;
+            match first_mismatch(&dev, &host.out) {
+                None => Verdict {
+                    ok: true,
+                    line: format!("{what}: PASS device = host execution, bit-exact ({len} elements of the buffer, {} in the tensor)", m * n),
+                },
+                Some((k, bad)) => Verdict {
+                    ok: false,
+                    line: format!("{what}: FAIL device differs from host at {k} ({bad} of {len} elements)"),
+                },
+            }
+        } else {
+            Verdict {
+                ok: true,
+                line: format!("{what}: host execution OK (each element of y written once, nothing else written, equal to the definition)"),
+            }
+        };
+        out.push(verdict);
+    }
+    Ok(out)
+}
+
+/// Times `y = alpha x + beta y` over row-major `m x n` matrices (x and y read, y written) and a
+/// memcpy of the same bytes.
+pub fn bench_axpby<T: Elem + Real>(
+    g: &Gpu,
+    m: usize,
+    n: usize,
+    reps: usize,
+    rng: &mut Rng,
+) -> Result<Timing>
+where
+    Axpby<T>: Entry<T = T, Shared = (), Params<Gmem<T>> = AxpbyParams<Gmem<T>>>,
+{
+    let l = row_major(m as i64, n as i64)?;
+    let x = g.upload(&rng.fill::<T>(m * n), l)?;
+    let mut y = g.upload(&rng.fill::<T>(m * n), l)?;
+    // a memcpy of 1.5 m n elements moves the same 3 m n elements' bytes
+    let half = m * n * 3 / 2;
+    let s = g.upload(&rng.fill::<T>(half), vector(half)?)?;
+    let mut d = g.filled(vector(half)?, T::poison())?;
+    let k = g.time(5, reps, || g.axpby(&x, &mut y, 1.0001, -0.5))?;
+    let c = g.time(5, reps, || g.memcpy(&s, &mut d))?;
+    Ok(Timing {
+        what: format!("axpby_{} {m}x{n}", T::NAME),
+        bytes: 3.0 * (m * n * std::mem::size_of::<T>()) as f64,
+        ms: median(&k),
+        memcpy_ms: median(&c),
+        spread: (k[0], k[k.len() - 1]),
+    })
 }

@@ -258,3 +258,37 @@ fn rmsnorm_coordinates_are_the_identity_tensors() {
     check::<half::bf16>(14, 1024);
     check::<f32>(9, 520);
 }
+
+/// `axpby` over every layout of `jobs::run_axpby` (row-major, padded, padded with unaligned rows,
+/// column-major, a block of a larger matrix) at ragged and whole-tile sizes: each element of `y`
+/// written once, nothing else, equal to the definition.
+#[test]
+fn axpby_host_execution_over_any_layout() {
+    let mut rng = host::elem::Rng::new(7);
+    for (m, n) in [(1, 1), (16, 256), (17, 300), (33, 513), (64, 64)] {
+        for v in host::jobs::run_axpby::<f32>(None, m, n, &mut rng)
+            .unwrap()
+            .into_iter()
+            .chain(host::jobs::run_axpby::<half::bf16>(None, m, n, &mut rng).unwrap())
+        {
+            assert!(v.ok, "{}", v.line);
+        }
+    }
+}
+
+/// The kernel refuses operands of different shapes (the launcher and the device check alike).
+#[test]
+fn axpby_refuses_different_shapes() {
+    let l = |s, d| layout_core::FlatLayout::new(s, d).unwrap();
+    let (x, y) = (vec![0f32; 64], vec![0f32; 64]);
+    let e = host::exec::axpby(
+        (&x, 0, &l([8, 8], [8, 1])),
+        (&y, 0, &l([8, 4], [8, 1])),
+        1.0,
+        1.0,
+    );
+    assert_eq!(
+        e.err().as_deref(),
+        Some("axpby needs x and y of the same shape")
+    );
+}
