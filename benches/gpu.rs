@@ -24,7 +24,9 @@ fn gpu(c: &mut Criterion) {
             return;
         }
     };
-    let mut rng = Rng::new(Rng::fresh_seed());
+    let seed = Rng::fresh_seed();
+    eprintln!("benches/gpu: inputs from seed {seed}");
+    let mut rng = Rng::new(seed);
     let (n, side) = (1usize << 26, 8192usize);
     let l = |s: String| Layout::parse(&s).unwrap();
     let src = g.upload(&rng.fill::<f32>(n), l(format!("{n}:1"))).unwrap();
@@ -57,6 +59,12 @@ fn gpu(c: &mut Criterion) {
                 g.transpose::<f32, Swizzled<f32>>(&tsrc, &mut tdst)
             })
         })
+    });
+    // axpby reads x and y and writes y: 3 x 256 MiB
+    let mut ty = g.upload(&rng.fill::<f32>(side * side), tin).unwrap();
+    group.throughput(Throughput::Bytes(3 * 4 * (side * side) as u64));
+    group.bench_function("axpby_8192", |b| {
+        b.iter_custom(|iters| events(&g, iters, || g.axpby(&tsrc, &mut ty, 1.0001, -0.5)))
     });
     group.finish();
 }

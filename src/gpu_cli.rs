@@ -197,6 +197,25 @@ enum Job {
 }
 
 impl Job {
+    /// The PTX entry points the check runs.
+    #[cfg(test)]
+    fn entries(&self) -> Vec<String> {
+        match self {
+            Job::Copy(d, _) => vec![format!("copy_{}", d.name())],
+            Job::Transpose(d, m, ..) => {
+                let tile = match m {
+                    Some(SmemArg::Pad) => "pad",
+                    Some(_) => "swizzle",
+                    None => <jobs::DefaultSmem<f32> as SmemTile>::NAME,
+                };
+                vec![format!("transpose_{tile}_{}", d.name())]
+            }
+            Job::Rmsnorm(RmsDtype::F32, ..) => vec!["rmsnorm_f32".into()],
+            Job::Rmsnorm(RmsDtype::Bf16, ..) => vec!["rmsnorm_bf16".into()],
+            Job::Axpby(RmsDtype::F32, ..) => vec!["axpby_f32".into()],
+            Job::Axpby(RmsDtype::Bf16, ..) => vec!["axpby_bf16".into()],
+        }
+    }
     /// What the check is, for a line that says it could not run.
     fn name(&self) -> String {
         match self {
@@ -614,6 +633,17 @@ mod tests {
             Ok(vec![Job::Rmsnorm(RmsDtype::Bf16, 14, 4096)])
         );
         assert_eq!(plan_of(&["all", "--seed", "3"]).map(|p| p.len()), Ok(59));
+    }
+
+    /// `tessel run all` checks every kernel of the registry (a new kernel needs its check).
+    #[test]
+    fn run_all_covers_the_registry() {
+        let ran: std::collections::HashSet<String> =
+            everything().iter().flat_map(Job::entries).collect();
+        let names = tessel_gpu::KERNELS.iter().map(|k| k.name);
+        for k in names.chain(tessel_gpu::LEGACY) {
+            assert!(ran.contains(k), "tessel run all does not check {k}");
+        }
     }
 
     #[test]
