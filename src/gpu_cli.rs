@@ -311,31 +311,34 @@ fn plan(a: &RunArgs) -> Result<Vec<Job>, Usage> {
             }
             jobs
         }
-        Kernel::Axpby => {
-            let d = match a.dtype {
-                Some(DtypeArg::F16) => {
-                    return invalid("axpby has no f16 kernel (f32, bf16)".into());
-                }
-                Some(DtypeArg::Bf16) => vec![RmsDtype::Bf16],
-                Some(DtypeArg::All) => vec![RmsDtype::F32, RmsDtype::Bf16],
-                Some(DtypeArg::F32) | None => vec![RmsDtype::F32],
-            };
-            d.into_iter().map(|d| Job::Axpby(d, s[0], s[1])).collect()
-        }
+        Kernel::Axpby => f32_or_bf16(kernel, a.dtype)?
+            .into_iter()
+            .map(|d| Job::Axpby(d, s[0], s[1]))
+            .collect(),
         _ => {
             if s[1] % 8 != 0 {
                 return invalid(format!("rmsnorm needs N a multiple of 8, got N = {}", s[1]));
             }
-            let d = match a.dtype {
-                Some(DtypeArg::F16) => {
-                    return invalid("rmsnorm has no f16 kernel (f32, bf16)".into());
-                }
-                Some(DtypeArg::Bf16) => vec![RmsDtype::Bf16],
-                Some(DtypeArg::All) => vec![RmsDtype::F32, RmsDtype::Bf16],
-                Some(DtypeArg::F32) | None => vec![RmsDtype::F32],
-            };
-            d.into_iter().map(|d| Job::Rmsnorm(d, s[0], s[1])).collect()
+            f32_or_bf16(kernel, a.dtype)?
+                .into_iter()
+                .map(|d| Job::Rmsnorm(d, s[0], s[1]))
+                .collect()
         }
+    })
+}
+
+/// The types `--dtype` asks of a kernel that has f32 and bf16 only (`all`: both).
+fn f32_or_bf16(kernel: Kernel, d: Option<DtypeArg>) -> Result<Vec<RmsDtype>, Usage> {
+    Ok(match d {
+        Some(DtypeArg::F16) => {
+            return Err((
+                ErrorKind::ValueValidation,
+                format!("{} has no f16 kernel (f32, bf16)", kernel.name()),
+            ))
+        }
+        Some(DtypeArg::Bf16) => vec![RmsDtype::Bf16],
+        Some(DtypeArg::All) => vec![RmsDtype::F32, RmsDtype::Bf16],
+        Some(DtypeArg::F32) | None => vec![RmsDtype::F32],
     })
 }
 
