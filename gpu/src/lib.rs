@@ -1,6 +1,6 @@
 //! tessel's kernels. Each kernel — which thread moves which element, through which shared-memory
 //! slot — is written once over `layout-core`'s tensors, generic over its engines ([`mem::Mem`]),
-//! and declared through [`ctx::Kernel`]: [`kernels!`] makes its PTX entry point, which runs it
+//! and declared through [`ctx::Kernel`]: `kernels!` makes its PTX entry point, which runs it
 //! with device memory; the host runs the very same steps with checked host memory, for every block
 //! and thread, to produce the expected output and to check that the threads' writes cover it
 //! exactly once. (The RMSNorm entry points, in `kernels`, are not yet declared that way.)
