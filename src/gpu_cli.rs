@@ -206,7 +206,7 @@ impl Job {
                 let tile = match m {
                     Some(SmemArg::Pad) => "pad",
                     Some(_) => "swizzle",
-                    None => <jobs::DefaultSmem<f32> as SmemTile>::NAME,
+                    None => <jobs::DefaultSmem<f32> as SmemTile<f32>>::NAME,
                 };
                 vec![format!("transpose_{tile}_{}", d.name())]
             }
@@ -224,7 +224,7 @@ impl Job {
                 let tile = match m {
                     Some(SmemArg::Pad) => "pad",
                     Some(_) => "swizzle",
-                    None => <jobs::DefaultSmem<f32> as SmemTile>::NAME,
+                    None => <jobs::DefaultSmem<f32> as SmemTile<f32>>::NAME,
                 };
                 format!("transpose_{tile} {} {r}x{c}", d.name())
             }
@@ -710,13 +710,16 @@ mod tests {
 
     #[test]
     fn the_help_names_the_default_tile() {
-        assert_eq!(<jobs::DefaultSmem<f32> as SmemTile>::NAME, "swizzle");
+        assert_eq!(<jobs::DefaultSmem<f32> as SmemTile<f32>>::NAME, "swizzle");
     }
 
     #[test]
     fn sizes_multiply_within_the_grid_limit() {
         assert_eq!(MAX_TRANSPOSE_ROWS.div_ceil(64), 65535);
-        let p = tessel_gpu::transpose::Problem::new(MAX_TRANSPOSE_ROWS as i64, 1).unwrap();
-        assert_eq!(p.grid().1, 65535);
+        let tiles = tessel_gpu::transpose::Transpose::<f32, Padded<f32>>::tiles([
+            MAX_TRANSPOSE_ROWS as i64,
+            1,
+        ]);
+        assert_eq!(tiles, [65535, 1]);
     }
 }

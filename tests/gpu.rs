@@ -58,7 +58,7 @@ fn bad_layouts_are_refused() {
     let a = g.filled(l("(4,8):(8,1)"), 1.0f32).unwrap();
     let mut b = g.filled(l("(4,8):(8,1)"), 0.5f32).unwrap();
     let e = g.transpose::<f32, Padded<f32>>(&a, &mut b).unwrap_err();
-    assert!(e.to_string().contains("(8,4):(4,1)"), "{e}");
+    assert!(e.to_string().contains("dst of shape (cols, rows)"), "{e}");
     let mut c = g.filled(l("32:1"), 0.5f32).unwrap();
     assert!(g.copy(&a, &mut c).is_err());
 }

@@ -53,30 +53,67 @@ fn tessel_ptx_prints_it() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("sm_80 or newer"));
 }
 
-/// The value part of the transpose's tile coordinates, `(ROWS_V(v), COLS_V(v))`, is a constant per
-/// unrolled value: in the padded f32 kernel each shared store's address is the thread's base plus
-/// an immediate equal to `4 * SMEM(ROWS_V(v), COLS_V(v))`, computed here from the same layouts.
+/// The shared-memory accesses of `body` whose instruction starts with `op` (`st.shared`,
+/// `ld.shared`): each address as (register, immediate).
+fn shared_addresses(body: &str, op: &str) -> Vec<(String, i64)> {
+    body.lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with(op))
+        .map(|l| {
+            let addr = &l[l.find('[').unwrap() + 1..l.find(']').unwrap()];
+            match addr.split_once('+') {
+                Some((r, imm)) => (r.to_string(), imm.parse().unwrap()),
+                None => (addr.to_string(), 0),
+            }
+        })
+        .collect()
+}
+
+/// A thread's values of the transpose's tile sit at constant coordinates from its origin
+/// (`PLAN.value(v)`): in the padded f32 kernel every shared store (step 0, the shared tile
+/// `(64,64):(65,1)`) is one base register plus an immediate, and the immediates are
+/// `4 * offset(PLAN.value(v))` computed here from the same `const` layouts; every shared load
+/// (step 1, the tile read transposed) likewise, at `4 * offset(j, i)` for value `(i, j)`.
 #[test]
 fn transpose_shared_offsets_are_immediates() {
-    use tessel_gpu::transpose::{Padded, SmemTile, COLS, ROWS, VALUES};
-    let (rv, cv) = (ROWS.get(1).unwrap(), COLS.get(1).unwrap());
-    let mut want: Vec<i64> = (0..VALUES)
-        .map(|v| 4 * Padded::<f32>::offset(rv.call(v), cv.call(v)))
-        .collect();
-    want.sort();
+    use std::collections::BTreeSet;
+    use tessel_gpu::transpose::{Padded, SmemTile, PLAN, VALUES};
+    let off = |i, j| 4 * <Padded<f32> as SmemTile<f32>>::offset(i, j);
+    let values = (0..VALUES).map(|v| PLAN.value(v));
+    let want_st: BTreeSet<i64> = values.clone().map(|[i, j]| off(i, j)).collect();
+    let want_ld: BTreeSet<i64> = values.map(|[i, j]| off(j, i)).collect();
+    assert_eq!((want_st.len(), want_ld.len()), (16, 16));
     for (arch, ptx) in tessel::ptx::PTX {
         let body = entry(ptx, "transpose_pad_f32");
-        let mut got: Vec<i64> = body
-            .lines()
-            .filter(|l| l.contains("st.shared"))
-            .map(|l| {
-                let addr = &l[l.find('[').unwrap() + 1..l.find(']').unwrap()];
-                addr.split_once('+')
-                    .map_or(0, |(_, imm)| imm.parse().unwrap())
-            })
-            .collect();
-        got.sort();
-        assert_eq!(got, want, "{arch}: shared-store immediates");
+        for (op, want) in [("st.shared", &want_st), ("ld.shared", &want_ld)] {
+            let got = shared_addresses(body, op);
+            let regs: BTreeSet<&str> = got.iter().map(|(r, _)| r.as_str()).collect();
+            assert_eq!(
+                regs.len(),
+                1,
+                "{arch} {op}: one base register, got {regs:?}"
+            );
+            let imms: BTreeSet<i64> = got.iter().map(|&(_, imm)| imm).collect();
+            assert_eq!(&imms, want, "{arch} {op}: immediates");
+        }
+    }
+}
+
+/// The transposes' whole-tile path issues the thread's 16 global loads before its first shared
+/// store (all in flight at once).
+#[test]
+fn transpose_loads_before_it_stores() {
+    for (arch, ptx) in tessel::ptx::PTX {
+        for k in KERNELS.iter().filter(|k| k.name.starts_with("transpose")) {
+            let body = entry(ptx, k.name);
+            let first_store = body.find("st.shared").expect("a shared store");
+            let loads = body[..first_store].matches("ld.global").count();
+            assert_eq!(
+                loads, 16,
+                "{arch} {}: global loads before the first shared store",
+                k.name
+            );
+        }
     }
 }
 
@@ -86,7 +123,6 @@ fn transpose_shared_offsets_are_immediates() {
 #[test]
 fn kernels_take_the_launchers_parameters() {
     let legacy = |k: &str| match k {
-        k if k.starts_with("transpose") => 4,
         k if k.starts_with("rmsnorm") => 7,
         _ => unreachable!(),
     };

@@ -66,6 +66,52 @@ pub fn dynamic_smem<T>() -> *mut T {
 
 pub use crate::mem::V4;
 
+/// `ld.global` of one element, `T` of 2 or 4 bytes (other sizes: a generic load). The pointers of
+/// a kernel's by-value parameter struct reach the code as integers, so the compiler's
+/// address-space inference cannot tell they are global: without this their accesses are generic.
+///
+/// # Safety
+/// `p` must point into global memory, aligned, and be valid for reads.
+#[inline(always)]
+pub unsafe fn load_global<T: Copy>(p: *const T) -> T {
+    match core::mem::size_of::<T>() {
+        4 => {
+            let v: u32;
+            asm!("ld.global.b32 {v}, [{p}];", p = in(reg64) p, v = out(reg32) v,
+                 options(readonly, nostack, preserves_flags));
+            core::mem::transmute_copy(&v)
+        }
+        2 => {
+            let v: u16;
+            asm!("ld.global.b16 {v}, [{p}];", p = in(reg64) p, v = out(reg16) v,
+                 options(readonly, nostack, preserves_flags));
+            core::mem::transmute_copy(&v)
+        }
+        _ => *p,
+    }
+}
+
+/// `st.global` of one element, `T` of 2 or 4 bytes (other sizes: a generic store).
+///
+/// # Safety
+/// `p` must point into global memory, aligned, and be valid for writes.
+#[inline(always)]
+pub unsafe fn store_global<T: Copy>(p: *mut T, v: T) {
+    match core::mem::size_of::<T>() {
+        4 => {
+            let v: u32 = core::mem::transmute_copy(&v);
+            asm!("st.global.b32 [{p}], {v};", p = in(reg64) p, v = in(reg32) v,
+                 options(nostack, preserves_flags));
+        }
+        2 => {
+            let v: u16 = core::mem::transmute_copy(&v);
+            asm!("st.global.b16 [{p}], {v};", p = in(reg64) p, v = in(reg16) v,
+                 options(nostack, preserves_flags));
+        }
+        _ => *p = v,
+    }
+}
+
 /// `ld.global.nc.v4.u32` (through the read-only cache).
 ///
 /// # Safety

@@ -1,9 +1,9 @@
-//! tessel's kernels. Each kernel's partitioning — which thread moves which element, through which
-//! shared-memory slot — is a plain function over `layout-core` layouts, generic over how memory is
-//! reached ([`copy::CopyMem`], [`transpose::TransposeMem`]). The PTX entry points in `kernels`
-//! call those functions with device memory; the host calls the very same functions with host
-//! memory, for every block and thread, to produce the expected output and to check that the
-//! threads' writes cover it exactly once.
+//! tessel's kernels. Each kernel — which thread moves which element, through which shared-memory
+//! slot — is written once over `layout-core`'s tensors, generic over its engines ([`mem::Mem`]),
+//! and declared through [`ctx::Kernel`]: `kernels!` makes its PTX entry point, which runs it
+//! with device memory; the host runs the very same steps with checked host memory, for every block
+//! and thread, to produce the expected output and to check that the threads' writes cover it
+//! exactly once. (The RMSNorm entry points, in `kernels`, are not yet declared that way.)
 //!
 //! On `nvptx64` this crate is built to PTX by rustc's NVPTX backend (see the root `build.rs`); on
 //! any other target it is an ordinary `no_std` library.
@@ -91,21 +91,18 @@ pub mod kernels;
 
 use half::{bf16, f16};
 /// The entry points not yet declared through [`ctx::Kernel`] (`kernels.rs`).
-pub const LEGACY: [&str; 8] = [
-    "transpose_pad_f32",
-    "transpose_pad_f16",
-    "transpose_pad_bf16",
-    "transpose_swizzle_f32",
-    "transpose_swizzle_f16",
-    "transpose_swizzle_bf16",
-    "rmsnorm_f32",
-    "rmsnorm_bf16",
-];
+pub const LEGACY: [&str; 2] = ["rmsnorm_f32", "rmsnorm_bf16"];
 
 kernels! {
     copy_f32 => copy::VecCopy<f32>,
     copy_f16 => copy::VecCopy<f16>,
     copy_bf16 => copy::VecCopy<bf16>,
+    transpose_pad_f32 => transpose::Transpose<f32, transpose::Padded<f32>>,
+    transpose_pad_f16 => transpose::Transpose<f16, transpose::Padded<f16>>,
+    transpose_pad_bf16 => transpose::Transpose<bf16, transpose::Padded<bf16>>,
+    transpose_swizzle_f32 => transpose::Transpose<f32, transpose::Swizzled<f32>>,
+    transpose_swizzle_f16 => transpose::Transpose<f16, transpose::Swizzled<f16>>,
+    transpose_swizzle_bf16 => transpose::Transpose<bf16, transpose::Swizzled<bf16>>,
     axpby_f32 => axpby::Axpby<f32>,
     axpby_bf16 => axpby::Axpby<bf16>,
 }

@@ -4,8 +4,9 @@
 //!
 //! An engine is a position in memory ([`layout_core::Engine`]: tiling and partitioning move it);
 //! [`Mem`] reads and writes the element there, or the 128-bit vector that starts there.
+//! [`SwizzleEngine`] wraps an engine in a swizzle (a swizzled shared-memory tile).
 
-use layout_core::Engine;
+use layout_core::{Engine, Swizzle};
 
 /// 16 bytes, aligned as a 128-bit access needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -72,19 +73,83 @@ pointer_engine!(
     Smem
 );
 
+/// A swizzled engine (CuTe's `swizzle_ptr`): its position is an offset `pos` from `base`, and an
+/// access reaches element `Sw(pos)` of `base`. Tiling and partitioning move `pos` as they move any
+/// engine; the swizzle is applied where memory is reached. A tensor `SwizzleEngine o L` is thus
+/// `base o (Sw o L)`, the swizzled layout, with `L` a plain (flat) layout.
+#[derive(Clone, Copy, Debug)]
+pub struct SwizzleEngine<E> {
+    base: E,
+    pos: i64,
+    sw: Swizzle,
+}
+
+impl<E: Engine> SwizzleEngine<E> {
+    /// `Sw` over `base`, at position 0.
+    #[inline(always)]
+    pub const fn new(base: E, sw: Swizzle) -> Self {
+        Self { base, pos: 0, sw }
+    }
+    /// The engine of the element this one reaches: `base` advanced by `Sw(pos)`.
+    #[inline(always)]
+    pub fn target(&self) -> E {
+        self.base.advance(self.sw.apply(self.pos))
+    }
+}
+
+impl<E: Engine> Engine for SwizzleEngine<E> {
+    #[inline(always)]
+    fn advance(self, off: i64) -> Self {
+        Self {
+            pos: self.pos + off,
+            ..self
+        }
+    }
+    fn fmt_origin(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let (b, m, s) = self.sw.params();
+        write!(f, "Sw<{b},{m},{s}>({})@", self.pos)?;
+        self.base.fmt_origin(f)
+    }
+}
+
+impl<T: Copy, E: Mem<T>> Mem<T> for SwizzleEngine<E> {
+    #[inline(always)]
+    unsafe fn read(&self) -> T {
+        self.target().read()
+    }
+    #[inline(always)]
+    unsafe fn write(&self, v: T) {
+        self.target().write(v)
+    }
+    /// The 16 bytes from `Sw(pos)`: the swizzle must keep them together (`2^M` elements at least).
+    #[inline(always)]
+    unsafe fn read_v4(&self) -> V4 {
+        self.target().read_v4()
+    }
+    /// As [`SwizzleEngine::read_v4`].
+    #[inline(always)]
+    unsafe fn write_v4(&self, v: V4) {
+        self.target().write_v4(v)
+    }
+    #[inline(always)]
+    fn aligned16(&self) -> bool {
+        self.target().aligned16()
+    }
+}
+
 #[cfg(target_arch = "nvptx64")]
 mod device {
     use super::*;
-    use crate::device::{load_v4, store_v4};
+    use crate::device::{load_global, load_v4, store_global, store_v4};
 
     impl<T: Copy> Mem<T> for Gmem<T> {
         #[inline(always)]
         unsafe fn read(&self) -> T {
-            *self.0
+            load_global(self.0)
         }
         #[inline(always)]
         unsafe fn write(&self, v: T) {
-            *self.0 = v
+            store_global(self.0, v)
         }
         #[inline(always)]
         unsafe fn read_v4(&self) -> V4 {

@@ -1,115 +1,97 @@
-//! The tiled transpose: `dst[j][i] = src[i][j]` for a row-major `rows x cols` `src`, through a
-//! shared-memory tile.
+//! The tiled transpose: `dst(j, i) = src(i, j)` for a `rows x cols` `src` (any row stride) and a
+//! `cols x rows` `dst`, through a shared-memory tile.
 //!
-//! Block `(bx, by)` moves the 64x64 input tile at rows `64 by ..`, columns `64 bx ..`. [`TV`] maps
-//! (thread, value) to a tile coordinate. Phase 1 (before the barrier) reads the input tile with it,
-//! a warp reading 32 consecutive elements of a row, and writes the tile into shared memory in
-//! row order; phase 2 uses the same layout for the *output* tile — a warp writes 32 consecutive
-//! elements of an output row — so it reads shared memory down a column. The shared-memory tile
-//! layout ([`SmemTile`]) keeps those column reads free of bank conflicts: rows padded by one
-//! 32-bit word ([`Padded`]) or a `Swizzle` of the 32-bit words ([`Swizzled`]).
-//! Every access outside `rows x cols` is predicated off.
+//! Written as seed 002 reads, like the copy ([`crate::copy`]): block `(bx, by)` takes the 64x64
+//! input tile at tile coordinate `(by, bx)` and the output tile at `(bx, by)` — `local_tile` of the
+//! tensors and of their identity tensors. One tiled copy, [`COPY`], given by its thread-value layout
+//! [`TV`] (a warp on 32 consecutive elements of a row at every value), partitions every tile:
+//!
+//! - step 0: the thread's values of the input tile (`partition_S`) into the shared tile
+//!   (`partition_D`), all 16 loads issued before the first store where the tile is whole;
+//! - after `__syncthreads()`, step 1: its values of the output tile (`partition_D`) from the shared
+//!   tile read transposed (`select<1,0>` of its layout, `partition_S`), so that a warp reads shared
+//!   memory down a column and writes 32 consecutive elements of an output row.
+//!
+//! The shared tile's layout ([`SmemTile`]) keeps those column reads free of bank conflicts: rows
+//! padded by one 32-bit word ([`Padded`]) or a swizzle of the 32-bit words ([`Swizzled`], through a
+//! [`SwizzleEngine`]). A tile wholly inside the matrix moves without predicates; in the others
+//! each value is predicated by its coordinate (`elem_less` of the identity tile's partition).
 
+use crate::ctx::{Collective, Ctx, Geometry, Kernel};
+use crate::mem::{Mem, SwizzleEngine};
 use core::marker::PhantomData;
-use layout_core::{const_ok, ComposedLayout, FlatLayout, IntTuple, Layout, Swizzle};
+use layout_core::{
+    const_ok, make_coord_tensor, make_tiled_copy_from_tv, ComposedLayout, CoordTensor, Engine,
+    FlatLayout, FlatTensor, IntTuple, Layout, Swizzle, ThrCoords, TiledCopy, TvCoords,
+};
 
 /// The tile edge.
 pub const TILE: i64 = 64;
+/// The tile's shape.
+pub const TILER: [i64; 2] = [TILE, TILE];
 /// Threads per block (one dimension).
 pub const THREADS: i64 = 256;
-/// Values per thread and phase.
+/// Values per thread and step.
 pub const VALUES: i64 = TILE * TILE / THREADS;
 /// (thread, value) -> column-major tile coordinate `i + 64 j` (row `i`, column `j`), with
 /// thread `t = (tx, ty)` in `(32, 8)` and value `v = (c, k)` in `(2, 8)`: row `ty + 8k`, column
 /// `tx + 32c`. Consecutive threads of a warp take consecutive columns of one row.
 pub const TV: Layout = const_ok!(Layout::parse("((32,8),(2,8)):((64,1),(2048,8))"));
+/// The tiled copy of [`TV`] over a 64x64 tile, one element per access (a raked product, which
+/// `make_tiled_copy_tv` builds, keeps a thread's values adjacent: [`TV`] spreads them).
+pub const COPY: TiledCopy = const_ok!(make_tiled_copy_from_tv(
+    &TV,
+    &const_ok!(IntTuple::from_ints(&TILER))
+));
+/// [`COPY`]'s partition of a tile, as coordinates.
+pub const PLAN: TvCoords<2> = const_ok!(TvCoords::new(&COPY, TILER));
 
-/// [`TV`] as two layouts into the tile's rows and columns: `TV(x) == ROWS(x) + 64 COLS(x)`, each
-/// leaf of `TV` moving along one coordinate only (what composing with an identity tensor gives in
-/// CuTe). Being layouts, each splits as `thread part + value part`: a thread computes its part
-/// once, and the value part is a constant in the unrolled loops.
-pub const ROWS: Layout = split(&TV, TILE, false);
-/// See [`ROWS`].
-pub const COLS: Layout = split(&TV, TILE, true);
+const _: () = assert!(
+    PLAN.threads() == THREADS && PLAN.values() == VALUES && VALUES == 16,
+    "unroll16 covers a thread's values"
+);
 
-/// The row (`col == false`) or column part of `l` over a column-major `rows x _` codomain: leaf
-/// strides below `rows` move along rows, multiples of `rows` along columns. Evaluated at compile
-/// time: a layout that does not split is a compile error.
-const fn split(l: &Layout, rows: i64, col: bool) -> Layout {
-    let (s, d) = (l.shapes(), l.strides());
-    let mut out = [0i64; layout_core::MAX_LEAVES];
-    let mut reach = 0; // the largest row a coordinate reaches
-    let mut k = 0;
-    while k < d.len() {
-        let along_cols = d[k] % rows == 0;
-        if !along_cols {
-            reach += (s[k] - 1) * d[k];
-        }
-        out[k] = match (along_cols, col) {
-            (true, true) => d[k] / rows,
-            (false, false) => d[k],
-            _ => 0,
-        };
-        k += 1;
-    }
-    assert!(
-        reach < rows,
-        "a coordinate's row part reaches past the tile"
-    );
-    const_ok!(Layout::from_parts(l.shape(), out.split_at(d.len()).0))
+/// The transpose's parameters, one by-value kernel parameter: `src` `(rows, cols)` and `dst`
+/// `(cols, rows)`, each with unit stride along its rows (mode 1).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct TransposeParams<E> {
+    /// The input.
+    pub src: FlatTensor<E, 2>,
+    /// The output.
+    pub dst: FlatTensor<E, 2>,
 }
 
-const _: () = assert!(VALUES == 16, "unroll16 covers the values");
-
-/// How a transpose thread reaches memory.
-pub trait TransposeMem {
-    /// One element in registers.
-    type E: Copy;
-    /// The input element at `off`.
-    ///
-    /// # Safety
-    /// `off` must be inside the input.
-    unsafe fn load_global(&mut self, off: i64) -> Self::E;
-    /// Writes the output element at `off`.
-    ///
-    /// # Safety
-    /// `off` must be inside the output.
-    unsafe fn store_global(&mut self, off: i64, v: Self::E);
-    /// The block's shared tile at `off`.
-    ///
-    /// # Safety
-    /// `off` must be inside the block's shared memory.
-    unsafe fn load_shared(&mut self, off: i64) -> Self::E;
-    /// Writes the block's shared tile at `off`.
-    ///
-    /// # Safety
-    /// `off` must be inside the block's shared memory.
-    unsafe fn store_shared(&mut self, off: i64, v: Self::E);
-}
-
-/// A shared-memory layout for the 64x64 tile: `(row, column) -> element offset`.
-pub trait SmemTile {
+/// A shared-memory layout for the 64x64 tile of elements of type `T`.
+pub trait SmemTile<T: Copy> {
     /// Its name, as the kernels' names carry it.
     const NAME: &'static str;
+    /// `(row, column) -> position` in the tile's engine ([`SmemTile::Engine`]).
+    const LAYOUT: Layout;
     /// Elements of shared memory it spans.
     const ELEMS: i64;
-    /// The offset of tile element `(i, j)`.
+    /// The engine through which the tile reaches the block's shared memory `M`.
+    type Engine<M: Mem<T>>: Mem<T>;
+    /// That engine over `smem`.
+    fn engine<M: Mem<T>>(smem: M) -> Self::Engine<M>;
+    /// The element of shared memory that tile element `(i, j)` is: `engine o LAYOUT` at `(i, j)`.
     fn offset(i: i64, j: i64) -> i64;
 }
 
 /// Rows padded by one 32-bit word: `(64,64):(64 + 4/sizeof(T), 1)`.
 pub struct Padded<T>(PhantomData<T>);
-impl<T> Padded<T> {
-    /// The layout.
-    pub const LAYOUT: Layout = const_ok!(Layout::from_parts(
-        const_ok!(IntTuple::from_ints(&[TILE, TILE])),
+impl<T: Copy> SmemTile<T> for Padded<T> {
+    const NAME: &'static str = "pad";
+    const LAYOUT: Layout = const_ok!(Layout::from_parts(
+        const_ok!(IntTuple::from_ints(&TILER)),
         &[TILE + 4 / core::mem::size_of::<T>() as i64, 1]
     ));
-}
-impl<T> SmemTile for Padded<T> {
-    const NAME: &'static str = "pad";
     const ELEMS: i64 = Self::LAYOUT.cosize();
+    type Engine<M: Mem<T>> = M;
     #[inline(always)]
+    fn engine<M: Mem<T>>(smem: M) -> M {
+        smem
+    }
     fn offset(i: i64, j: i64) -> i64 {
         Self::LAYOUT.dot(&[i, j])
     }
@@ -121,132 +103,145 @@ pub struct Swizzled<T>(PhantomData<T>);
 impl<T> Swizzled<T> {
     /// log2 of the elements per 32-bit word.
     const M: i64 = (4 / core::mem::size_of::<T>()).trailing_zeros() as i64;
-    /// The layout.
-    pub const LAYOUT: ComposedLayout = const_ok!(ComposedLayout::new(
-        const_ok!(Swizzle::new(5, Self::M, 6 - Self::M)),
+    /// The swizzle.
+    pub const SWIZZLE: Swizzle = const_ok!(Swizzle::new(5, Self::M, 6 - Self::M));
+    /// The swizzled layout, `Sw o (64,64):(64,1)`.
+    pub const SWIZZLED: ComposedLayout = const_ok!(ComposedLayout::new(
+        Self::SWIZZLE,
         const_ok!(Layout::from_parts(
-            const_ok!(IntTuple::from_ints(&[TILE, TILE])),
+            const_ok!(IntTuple::from_ints(&TILER)),
             &[TILE, 1]
         )),
     ));
 }
-impl<T> SmemTile for Swizzled<T> {
+impl<T: Copy> SmemTile<T> for Swizzled<T> {
     const NAME: &'static str = "swizzle";
-    const ELEMS: i64 = Self::LAYOUT.cosize();
+    /// The layout under the swizzle; the engine applies the swizzle.
+    const LAYOUT: Layout = *Self::SWIZZLED.layout();
+    const ELEMS: i64 = Self::SWIZZLED.cosize();
+    type Engine<M: Mem<T>> = SwizzleEngine<M>;
     #[inline(always)]
+    fn engine<M: Mem<T>>(smem: M) -> SwizzleEngine<M> {
+        SwizzleEngine::new(smem, Self::SWIZZLE)
+    }
     fn offset(i: i64, j: i64) -> i64 {
-        Self::LAYOUT
-            .swizzle()
-            .apply(Self::LAYOUT.layout().dot(&[i, j]))
+        Self::SWIZZLE.apply(Self::LAYOUT.dot(&[i, j]))
     }
 }
 
-/// The global tensors of a transpose, `(rows, cols):(cols, 1)` in and `(cols, rows):(rows, 1)` out.
-#[derive(Clone, Copy, Debug)]
-pub struct Problem {
-    /// The input.
-    pub input: FlatLayout<2>,
-    /// The output.
-    pub output: FlatLayout<2>,
-}
+/// The transpose of elements `T` through shared tile `S` (a [`Kernel`]).
+pub struct Transpose<T, S>(PhantomData<(T, S)>);
 
-/// The thread and value modes of [`ROWS`] and [`COLS`].
-const ROWS_T: Layout = const_ok!(ROWS.get(0));
-const ROWS_V: Layout = const_ok!(ROWS.get(1));
-const COLS_T: Layout = const_ok!(COLS.get(0));
-const COLS_V: Layout = const_ok!(COLS.get(1));
+impl<T: Copy + Default, S: SmemTile<T>> Transpose<T, S> {
+    /// The shared tile, `(row, column)`, flat.
+    const SMEM: FlatLayout<2> = const_ok!(FlatLayout::from_layout(&S::LAYOUT));
+    /// The shared tile read as an output tile: `select<1,0>` of its layout, `(j, i) -> (i, j)`.
+    const SMEM_T: FlatLayout<2> =
+        const_ok!(FlatLayout::from_layout(&const_ok!(Layout::concat(&[
+            const_ok!(S::LAYOUT.get(1)),
+            const_ok!(S::LAYOUT.get(0))
+        ]))));
 
-/// Thread `t`'s part of its tile coordinates.
-#[inline(always)]
-const fn thread_part(t: i64) -> (i64, i64) {
-    (ROWS_T.call(t), COLS_T.call(t))
-}
+    /// Tiles along each mode of a tensor of `shape` (the last ones overhanging its edges).
+    pub const fn tiles(shape: [i64; 2]) -> [i64; 2] {
+        [
+            (shape[0] + TILER[0] - 1) / TILER[0],
+            (shape[1] + TILER[1] - 1) / TILER[1],
+        ]
+    }
 
-/// Value `v`'s part (a constant where `v` is).
-#[inline(always)]
-const fn value_part(v: i64) -> (i64, i64) {
-    (ROWS_V.call(v), COLS_V.call(v))
-}
-
-/// Thread `t` on the tile at tile row `br`, tile column `bc` of `g`: its part of the tile
-/// coordinates, its first element's coordinates in `g`, whether the whole tile is inside `g` (no
-/// predicates needed), and that element's offset.
-#[inline(always)]
-const fn start(g: &FlatLayout<2>, br: i64, bc: i64, t: i64) -> ((i64, i64), (i64, i64), bool, i64) {
-    let (ti, tj) = thread_part(t);
-    let (i0, j0) = (br * TILE + ti, bc * TILE + tj);
-    let inside = g.contains([br * TILE + TILE - 1, bc * TILE + TILE - 1]);
-    ((ti, tj), (i0, j0), inside, g.dot([i0, j0]))
-}
-
-impl Problem {
-    /// A `rows x cols` transpose; `None` when the extents are not positive or overflow.
+    /// Thread `thr`'s values of a tile from `s` to `d`; `c` is the identity tile of the tensor
+    /// that bounds it. A tile it covers moves without predicates, all 16 loads issued before the
+    /// first store; in the others each value moves where `elem_less` (the ragged edges).
+    ///
+    /// # Safety
+    /// The values inside the tensor must be inside both tensors' memory.
     #[inline(always)]
-    pub const fn new(rows: i64, cols: i64) -> Option<Self> {
-        match (
-            FlatLayout::row_major([rows, cols]),
-            FlatLayout::row_major([cols, rows]),
-        ) {
-            (Ok(input), Ok(output)) => Some(Self { input, output }),
-            _ => None,
+    unsafe fn move_values<A: Mem<T>, B: Mem<T>>(
+        thr: &ThrCoords<'_, 2>,
+        s: &FlatTensor<A, 2>,
+        d: &FlatTensor<B, 2>,
+        c: &CoordTensor<2>,
+    ) {
+        let (t_s, t_d) = (thr.partition_S(s), thr.partition_D(d));
+        // each value's engines, once for both paths (a swizzled one costs a few instructions)
+        let mut a_s = [t_s.at(0); VALUES as usize];
+        let mut a_d = [t_d.at(0); VALUES as usize];
+        unroll16!(v => {
+            a_s[v as usize] = t_s.at(v);
+            a_d[v as usize] = t_d.at(v);
+        });
+        if c.covers(TILER) {
+            let mut r = [T::default(); VALUES as usize];
+            unroll16!(v => r[v as usize] = a_s[v as usize].read());
+            unroll16!(v => a_d[v as usize].write(r[v as usize]));
+        } else {
+            let t_c = thr.partition_S(c);
+            unroll16!(v => if t_c.elem_less(v) {
+                a_d[v as usize].write(a_s[v as usize].read());
+            });
         }
     }
-    /// The grid: `(ceil(cols / 64), ceil(rows / 64))` blocks.
-    pub const fn grid(&self) -> (i64, i64) {
-        let [rows, cols] = self.input.shape();
-        ((cols + TILE - 1) / TILE, (rows + TILE - 1) / TILE)
+}
+
+impl<T: Copy + Default, S: SmemTile<T>> Kernel for Transpose<T, S> {
+    type T = T;
+    type Shared = T;
+    type Params<E: Engine> = TransposeParams<E>;
+    const COLLECTIVES: &'static [Collective] = &[Collective::SyncThreads];
+
+    /// `dst`'s shape is `src`'s transposed; unit strides along the rows (mode 1) of both, where a
+    /// warp's 32 accesses are consecutive. Any row stride.
+    fn prepare<E: Engine>(p: TransposeParams<E>) -> Result<TransposeParams<E>, &'static str> {
+        let [rows, cols] = p.src.shape();
+        let transposed = p.dst.shape() == [cols, rows];
+        match (
+            p.src.with_static_stride(1, 1),
+            p.dst.with_static_stride(1, 1),
+        ) {
+            (Some(src), Some(dst)) if transposed => Ok(TransposeParams { src, dst }),
+            (Some(_), Some(_)) => {
+                Err("transpose needs dst of shape (cols, rows) for src of shape (rows, cols)")
+            }
+            _ => Err("transpose needs unit strides along the rows (mode 1) of src and dst"),
+        }
     }
 
-    /// Phase 1 of thread `t` in block `(bx, by)`: its values of the input tile into shared memory,
-    /// all loads issued before the first store. A tile wholly inside the input is moved without
-    /// predicates.
-    ///
-    /// # Safety
-    /// `m` must reach the whole input and a shared tile of `S::ELEMS` elements.
-    #[inline(always)]
-    pub unsafe fn load_tile<S: SmemTile, M: TransposeMem>(
-        &self,
-        m: &mut M,
-        bx: i64,
-        by: i64,
-        t: i64,
-    ) {
-        let ((ti, tj), (i0, j0), inside, g0) = start(&self.input, by, bx, t);
-        let mut regs: [Option<M::E>; VALUES as usize] = [None; VALUES as usize];
-        unroll16!(v => {
-            let (vi, vj) = value_part(v);
-            if inside || self.input.contains([i0 + vi, j0 + vj]) {
-                regs[v as usize] = Some(m.load_global(g0 + self.input.dot([vi, vj])));
-            }
-        });
-        unroll16!(v => {
-            if let Some(e) = regs[v as usize] {
-                let (vi, vj) = value_part(v);
-                m.store_shared(S::offset(ti + vi, tj + vj), e);
-            }
-        });
+    /// A block per input tile, `(ceil(cols / 64), ceil(rows / 64))`, of [`THREADS`] threads with
+    /// the shared tile.
+    fn geometry<E: Engine>(p: &TransposeParams<E>, _sms: i64, _smem_limit: i64) -> Geometry {
+        let [tr, tc] = Self::tiles(p.src.shape());
+        Geometry {
+            grid: [tc, tr],
+            threads: THREADS,
+            smem_bytes: S::ELEMS * core::mem::size_of::<T>() as i64,
+        }
     }
 
-    /// Phase 2 of thread `t` in block `(bx, by)`, after the barrier: its values of the output tile
-    /// (output row `64 bx + i` is input column `64 bx + i`) from shared memory.
-    ///
-    /// # Safety
-    /// `m` must reach the whole output and the shared tile phase 1 wrote.
+    /// Step 0: the input tile into the shared tile; step 1 (after the barrier): the output tile
+    /// from the shared tile.
     #[inline(always)]
-    pub unsafe fn store_tile<S: SmemTile, M: TransposeMem>(
-        &self,
-        m: &mut M,
-        bx: i64,
-        by: i64,
-        t: i64,
-    ) {
-        let ((ti, tj), (i0, j0), inside, g0) = start(&self.output, bx, by, t);
-        unroll16!(v => {
-            let (vi, vj) = value_part(v);
-            if inside || self.output.contains([i0 + vi, j0 + vj]) {
-                let e = m.load_shared(S::offset(tj + vj, ti + vi));
-                m.store_global(g0 + self.output.dot([vi, vj]), e);
-            }
-        });
+    unsafe fn step<E: Mem<T>, M: Mem<T>>(
+        k: usize,
+        p: &TransposeParams<E>,
+        c: &Ctx<M>,
+        carry: f32,
+    ) -> f32 {
+        let thr = PLAN.get_slice(c.thread);
+        let [bx, by] = c.block;
+        if k == 0 {
+            let smem = FlatTensor::new(S::engine(c.smem), Self::SMEM);
+            let tile = [by, bx];
+            let g = p.src.local_tile(TILER, tile);
+            let id = make_coord_tensor(p.src.shape()).local_tile(TILER, tile);
+            Self::move_values(&thr, &g, &smem, &id);
+        } else {
+            let smem_t = FlatTensor::new(S::engine(c.smem), Self::SMEM_T);
+            let tile = [bx, by];
+            let g = p.dst.local_tile(TILER, tile);
+            let id = make_coord_tensor(p.dst.shape()).local_tile(TILER, tile);
+            Self::move_values(&thr, &smem_t, &g, &id);
+        }
+        carry
     }
 }

@@ -4,6 +4,7 @@ use half::{bf16, f16};
 use tessel_gpu::copy::{CopyParams, VecCopy};
 use tessel_gpu::ctx::Entry;
 use tessel_gpu::mem::Gmem;
+use tessel_gpu::transpose::{Padded, SmemTile, Swizzled, Transpose, TransposeParams};
 
 /// An element type of the kernels.
 pub trait Elem:
@@ -13,6 +14,10 @@ pub trait Elem:
     const NAME: &'static str;
     /// The copy kernel of this type (`tessel_gpu::kernels!` declares one per type).
     type Copy: Entry<T = Self, Params<Gmem<Self>> = CopyParams<Gmem<Self>>>;
+    /// The transpose of this type through the padded shared tile.
+    type TransposePad: Entry<T = Self, Params<Gmem<Self>> = TransposeParams<Gmem<Self>>>;
+    /// The transpose of this type through the swizzled shared tile.
+    type TransposeSwizzle: Entry<T = Self, Params<Gmem<Self>> = TransposeParams<Gmem<Self>>>;
     /// Rounds `x` to this type.
     fn from_f64(x: f64) -> Self;
     /// Widens to `f64`.
@@ -28,6 +33,8 @@ pub trait Elem:
 impl Elem for f32 {
     const NAME: &'static str = "f32";
     type Copy = VecCopy<f32>;
+    type TransposePad = Transpose<f32, Padded<f32>>;
+    type TransposeSwizzle = Transpose<f32, Swizzled<f32>>;
     fn from_f64(x: f64) -> Self {
         x as f32
     }
@@ -47,6 +54,8 @@ impl Elem for f32 {
 impl Elem for f16 {
     const NAME: &'static str = "f16";
     type Copy = VecCopy<f16>;
+    type TransposePad = Transpose<f16, Padded<f16>>;
+    type TransposeSwizzle = Transpose<f16, Swizzled<f16>>;
     fn from_f64(x: f64) -> Self {
         f16::from_f64(x)
     }
@@ -66,6 +75,8 @@ impl Elem for f16 {
 impl Elem for bf16 {
     const NAME: &'static str = "bf16";
     type Copy = VecCopy<bf16>;
+    type TransposePad = Transpose<bf16, Padded<bf16>>;
+    type TransposeSwizzle = Transpose<bf16, Swizzled<bf16>>;
     fn from_f64(x: f64) -> Self {
         bf16::from_f64(x)
     }
@@ -81,6 +92,19 @@ impl Elem for bf16 {
     fn poison() -> Self {
         bf16::from_bits(0x7fad)
     }
+}
+
+/// A shared tile of the transposes of `T`, and the kernel through it (what `Gpu::transpose`
+/// launches; the host execution runs `Transpose<T, Self>`, the same kernel).
+pub trait TransposeTile<T: Elem>: SmemTile<T> {
+    /// `T::TransposePad` or `T::TransposeSwizzle`.
+    type Kernel: Entry<T = T, Params<Gmem<T>> = TransposeParams<Gmem<T>>>;
+}
+impl<T: Elem> TransposeTile<T> for Padded<T> {
+    type Kernel = T::TransposePad;
+}
+impl<T: Elem> TransposeTile<T> for Swizzled<T> {
+    type Kernel = T::TransposeSwizzle;
 }
 
 /// A small, fast generator (SplitMix64) for test inputs: seeded, so a failure can be replayed.

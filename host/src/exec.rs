@@ -1,7 +1,8 @@
-//! Host executions of the kernels: the kernels' own partitioning functions (`tessel_gpu::copy`,
-//! `tessel_gpu::transpose`) run on the CPU for every block and thread, with host memory in place of
-//! global and shared memory. Each produces the output the device must produce, and counts how often
-//! every output element was written: the threads must cover the output exactly once.
+//! Host executions of the kernels: the kernels' own steps (`tessel_gpu::copy`,
+//! `tessel_gpu::transpose`, through [`run`]; RMSNorm's partitioning functions) run on the CPU for
+//! every block and thread, with host memory in place of global and shared memory. Each produces the
+//! output the device must produce, and counts how often every output element was written: the
+//! threads must cover the output exactly once.
 
 use crate::elem::Elem;
 use layout_core::{Engine, FlatLayout, FlatTensor};
@@ -12,7 +13,7 @@ use tessel_gpu::ctx::{Collective, Ctx, Geometry, Kernel};
 use tessel_gpu::mem::{Mem, V4};
 use tessel_gpu::rmsnorm::Elem as Real;
 use tessel_gpu::rmsnorm::{self as rms, Atom, RmsMem, RmsNorm, Src};
-use tessel_gpu::transpose::{Problem, SmemTile, TransposeMem, THREADS as TRANSPOSE_THREADS};
+use tessel_gpu::transpose::{SmemTile, Transpose, TransposeParams};
 
 /// What a host execution produced.
 #[derive(Debug, Clone)]
@@ -270,62 +271,52 @@ pub fn copy<T: Copy + Default>(src: &[T], grid: i64, poison: T) -> Run<T> {
     Run { out, writes }
 }
 
-/// Host memory for a transpose thread: the block's shared tile is a vector of `S::ELEMS`.
-struct HostTranspose<'a, T> {
-    src: &'a [T],
-    dst: &'a mut [T],
-    writes: &'a mut [u32],
-    smem: Vec<Option<T>>,
-}
-
-impl<T: Copy> TransposeMem for HostTranspose<'_, T> {
-    type E = T;
-    unsafe fn load_global(&mut self, off: i64) -> T {
-        self.src[off as usize]
-    }
-    unsafe fn store_global(&mut self, off: i64, v: T) {
-        self.dst[off as usize] = v;
-        self.writes[off as usize] += 1;
-    }
-    unsafe fn load_shared(&mut self, off: i64) -> T {
-        self.smem[off as usize].unwrap_or_else(|| panic!("shared slot {off} read before written"))
-    }
-    unsafe fn store_shared(&mut self, off: i64, v: T) {
-        let slot = &mut self.smem[off as usize];
-        assert!(slot.is_none(), "shared slot {off} written twice");
-        *slot = Some(v);
-    }
-}
-
-/// The transpose kernel on the host, shared tile `S`: every block runs phase 1 for all its
-/// threads, then (the barrier) phase 2. Shared slots written twice or read unwritten panic.
-pub fn transpose<T: Copy, S: SmemTile>(src: &[T], rows: i64, cols: i64, poison: T) -> Run<T> {
-    let p = Problem::new(rows, cols).expect("positive extents");
-    assert_eq!(src.len() as i64, rows * cols, "input size");
-    let mut out = vec![poison; src.len()];
-    let mut writes = vec![0u32; src.len()];
-    let mut m = HostTranspose {
-        src,
-        dst: &mut out,
-        writes: &mut writes,
-        smem: Vec::new(),
-    };
-    let (gx, gy) = p.grid();
-    for by in 0..gy {
-        for bx in 0..gx {
-            m.smem = vec![None; S::ELEMS as usize];
-            // SAFETY: host memory; any out-of-range access panics.
-            unsafe {
-                for t in 0..TRANSPOSE_THREADS {
-                    p.load_tile::<S, _>(&mut m, bx, by, t);
-                }
-                for t in 0..TRANSPOSE_THREADS {
-                    p.store_tile::<S, _>(&mut m, bx, by, t);
-                }
-            }
+/// The transpose kernel `Transpose<T, S>` on the host ([`run`]): `src` (a buffer of at least the
+/// cosize of `src_layout`, a `(rows, cols)` tensor) into an output of `dst_layout` that starts as
+/// `poison`. The kernel's `prepare` refusal comes back as `Err`; every access is checked (shared
+/// memory per block: an element read before it is written panics), and the source must not be
+/// written.
+pub fn transpose_layouts<T: Copy + Default, S: SmemTile<T>>(
+    src: &[T],
+    src_layout: FlatLayout<2>,
+    dst_layout: FlatLayout<2>,
+    poison: T,
+) -> Result<Run<T>, &'static str> {
+    let cosize = |l: &FlatLayout<2>| l.to_layout().expect("a flat layout").cosize() as usize;
+    assert!(src.len() >= cosize(&src_layout), "input size");
+    let mut input = src.to_vec();
+    let mut reads = vec![0u32; input.len()];
+    let mut out = vec![poison; cosize(&dst_layout)];
+    let mut writes = vec![0u32; out.len()];
+    // SAFETY: the four buffers outlive the run below and are reached only through the engines.
+    let p = unsafe {
+        TransposeParams {
+            src: FlatTensor::new(HostMem::new(&mut input, &mut reads), src_layout),
+            dst: FlatTensor::new(HostMem::new(&mut out, &mut writes), dst_layout),
         }
-    }
-    Run { out, writes }
+    };
+    let p = Transpose::<T, S>::prepare(p)?;
+    let g = Transpose::<T, S>::geometry(&p, 132, 232_448);
+    run::<Transpose<T, S>>(&p, g);
+    assert!(
+        reads.iter().all(|&r| r == 0),
+        "the transpose wrote its source"
+    );
+    Ok(Run { out, writes })
+}
+
+/// The transpose kernel on the host, shared tile `S`: `src` `(rows,cols):(cols,1)` into
+/// `(cols,rows):(rows,1)` ([`transpose_layouts`]).
+pub fn transpose<T: Copy + Default, S: SmemTile<T>>(
+    src: &[T],
+    rows: i64,
+    cols: i64,
+    poison: T,
+) -> Run<T> {
+    assert_eq!(src.len() as i64, rows * cols, "input size");
+    let l = |m, n| FlatLayout::row_major([m, n]).expect("positive extents");
+    transpose_layouts::<T, S>(src, l(rows, cols), l(cols, rows), poison)
+        .expect("row-major layouts the transpose takes")
 }
 
 /// Host memory for an RMSNorm thread: 128-bit accesses gather and scatter `V` elements' bits.

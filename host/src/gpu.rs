@@ -18,9 +18,9 @@ use tessel_gpu::axpby::{Axpby, AxpbyParams};
 use tessel_gpu::copy::CopyParams;
 use tessel_gpu::ctx::Entry;
 use tessel_gpu::mem::Gmem;
-use tessel_gpu::transpose::{self, Problem, SmemTile};
+use tessel_gpu::transpose::TransposeParams;
 
-use crate::elem::Elem;
+use crate::elem::{Elem, TransposeTile};
 
 /// Why a GPU operation did not happen.
 #[derive(Debug)]
@@ -451,39 +451,17 @@ impl Gpu {
         })
     }
 
-    /// `dst = src^T` with the `transpose_<S>_<T>` kernel: `src` `(rows,cols):(cols,1)`, `dst`
-    /// `(cols,rows):(rows,1)`.
-    pub fn transpose<T: Elem, S: SmemTile>(
+    /// `dst = src^T` with the `transpose_<S>_<T>` kernel: `src` `(rows,cols)` with unit stride along
+    /// its rows (any row stride), `dst` `(cols,rows)` likewise.
+    pub fn transpose<T: Elem, S: TransposeTile<T>>(
         &self,
         src: &DeviceTensor<T>,
         dst: &mut DeviceTensor<T>,
     ) -> Result<()> {
-        let (rows, cols) = extents("transpose", &src.layout)?;
-        if row_major(rows, cols)? != src.layout || row_major(cols, rows)? != dst.layout {
-            return Err(GpuError::Invalid(format!(
-                "transpose needs ({rows},{cols}):({cols},1) in and ({cols},{rows}):({rows},1) out, got {} and {}",
-                src.layout, dst.layout
-            )));
-        }
-        let p = Problem::new(rows, cols).ok_or_else(|| GpuError::Invalid("extents".into()))?;
-        let (gx, gy) = p.grid();
-        if gy > 65535 || gx > i64::from(u32::MAX) {
-            return Err(GpuError::Invalid(format!(
-                "{rows}x{cols} needs more blocks than a grid has"
-            )));
-        }
-        let name = format!("transpose_{}_{}", S::NAME, T::NAME);
-        let f = self.function(&name)?;
-        let cfg = LaunchConfig {
-            grid_dim: (gx as u32, gy as u32, 1),
-            block_dim: (transpose::THREADS as u32, 1, 1),
-            shared_mem_bytes: (S::ELEMS as usize * std::mem::size_of::<T>()) as u32,
-        };
-        let mut b = self.stream.launch_builder(f);
-        b.arg(&src.buf).arg(&mut dst.buf).arg(&rows).arg(&cols);
-        // SAFETY: the arguments match the kernel's signature and the layouts were checked.
-        unsafe { b.launch(cfg) }.ctx(|| format!("launching {name}"))?;
-        Ok(())
+        self.launch::<S::Kernel>(TransposeParams {
+            src: src.param("src")?,
+            dst: dst.param("dst")?,
+        })
     }
 
     /// `y = x / sqrt(mean(x^2) + eps) * w` row by row with the `rmsnorm_<T>` kernel: `x` and `y`

@@ -9,9 +9,9 @@ use tessel_gpu::copy::VecCopy;
 use tessel_gpu::ctx::{Entry, Kernel};
 use tessel_gpu::mem::Gmem;
 use tessel_gpu::rmsnorm::Elem as Real;
-use tessel_gpu::transpose::{SmemTile, Swizzled};
+use tessel_gpu::transpose::Swizzled;
 
-use crate::elem::{Elem, Rng};
+use crate::elem::{Elem, Rng, TransposeTile};
 use crate::exec;
 use crate::gpu::{row_major, DeviceTensor, Gpu, GpuError, Result};
 
@@ -118,7 +118,7 @@ pub fn run_copy<T: Elem>(gpu: Option<&Gpu>, n: usize, rng: &mut Rng) -> Result<V
 }
 
 /// The transpose of a random `rows x cols` matrix through shared tile `S`.
-pub fn run_transpose<T: Elem, S: SmemTile>(
+pub fn run_transpose<T: Elem, S: TransposeTile<T>>(
     gpu: Option<&Gpu>,
     rows: usize,
     cols: usize,
@@ -227,7 +227,7 @@ pub fn bench_copy<T: Elem>(g: &Gpu, n: usize, reps: usize, rng: &mut Rng) -> Res
 }
 
 /// Times the transpose of `rows x cols` through shared tile `S` and a memcpy of the same bytes.
-pub fn bench_transpose<T: Elem, S: SmemTile>(
+pub fn bench_transpose<T: Elem, S: TransposeTile<T>>(
     g: &Gpu,
     rows: usize,
     cols: usize,

@@ -12,8 +12,9 @@ use proptest::prelude::*;
 #[path = "../../layout-core/tests/common/mod.rs"]
 mod common;
 use common::check;
+use layout_core::FlatLayout;
 use tessel_gpu::copy::{VecCopy, THREADS as COPY_THREADS};
-use tessel_gpu::transpose::{Padded, SmemTile, Swizzled, COLS, ROWS, THREADS, TILE, TV, VALUES};
+use tessel_gpu::transpose::{Padded, SmemTile, Swizzled, PLAN, THREADS, TILE, TV, VALUES};
 
 fn copy_ok<T: Elem>(n: usize, grid: i64, seed: u64) -> Result<(), TestCaseError> {
     let src: Vec<T> = Rng::new(seed).fill(n);
@@ -23,7 +24,7 @@ fn copy_ok<T: Elem>(n: usize, grid: i64, seed: u64) -> Result<(), TestCaseError>
     Ok(())
 }
 
-fn transpose_ok<T: Elem, S: SmemTile>(
+fn transpose_ok<T: Elem, S: SmemTile<T>>(
     rows: usize,
     cols: usize,
     seed: u64,
@@ -131,18 +132,90 @@ fn copy_tv_is_a_bijection_with_contiguous_vectors() {
     }
 }
 
+/// The plan the kernel partitions its tiles with puts value `v` of thread `t` at the tile
+/// coordinate that `TV` gives (column-major `i + 64 j`).
 #[test]
-fn transpose_tv_splits_into_rows_and_columns() {
+fn transpose_plan_follows_its_tv_layout() {
     assert_eq!(TV.size(), THREADS * VALUES);
+    assert_eq!((PLAN.threads(), PLAN.values()), (THREADS, VALUES));
     assert!(is_bijection(&TV, TILE * TILE));
-    for x in 0..TV.size() {
-        assert_eq!(TV.call(x), ROWS.call(x) + TILE * COLS.call(x), "x = {x}");
+    for t in 0..THREADS {
+        for v in 0..VALUES {
+            let x = TV.call(t + THREADS * v);
+            let ([i0, j0], [i, j]) = (PLAN.thread(t), PLAN.value(v));
+            assert_eq!([i0 + i, j0 + j], [x % TILE, x / TILE], "t = {t}, v = {v}");
+        }
     }
     // the left inverse takes a tile element back to its (thread, value)
     let inv = left_inverse(&TV).unwrap();
     for x in 0..TV.size() {
         assert_eq!(inv.call(TV.call(x)), x);
     }
+}
+
+/// A transpose of a `rows x cols` input with row stride `ld_in` into an output with row stride
+/// `ld_out`: every output element written exactly once and equal to the definition, the padding
+/// never written.
+fn transpose_strided_ok<T: Elem, S: SmemTile<T>>(
+    rows: usize,
+    cols: usize,
+    ld_in: usize,
+    ld_out: usize,
+    seed: u64,
+) {
+    let src: Vec<T> = Rng::new(seed).fill(rows * ld_in);
+    let lin = FlatLayout::new([rows as i64, cols as i64], [ld_in as i64, 1]).unwrap();
+    let lout = FlatLayout::new([cols as i64, rows as i64], [ld_out as i64, 1]).unwrap();
+    let run = exec::transpose_layouts::<T, S>(&src, lin, lout, T::poison()).unwrap();
+    let what = format!("{rows}x{cols} rows {ld_in} apart in, {ld_out} out");
+    for (k, &w) in run.writes.iter().enumerate() {
+        let (j, i) = (k / ld_out, k % ld_out);
+        if i < rows {
+            assert_eq!(w, 1, "{what}: ({j}, {i}) written {w} times");
+            assert_eq!(
+                run.out[k].bits(),
+                src[i * ld_in + j].bits(),
+                "{what}: ({j}, {i})"
+            );
+        } else {
+            assert_eq!(w, 0, "{what}: padding at {k} written");
+        }
+    }
+}
+
+#[test]
+fn transpose_takes_any_row_stride() {
+    for (r, c, ld_in, ld_out) in [
+        (1, 1, 3, 1),
+        (64, 64, 100, 64),
+        (65, 63, 70, 65),
+        (130, 70, 71, 131),
+        (3, 200, 256, 5),
+    ] {
+        transpose_strided_ok::<f32, Padded<f32>>(r, c, ld_in, ld_out, 11);
+        transpose_strided_ok::<f32, Swizzled<f32>>(r, c, ld_in, ld_out, 12);
+        transpose_strided_ok::<bf16, Swizzled<bf16>>(r, c, ld_in, ld_out, 13);
+        transpose_strided_ok::<f16, Padded<f16>>(r, c, ld_in, ld_out, 14);
+    }
+}
+
+/// What the kernel needs of its layouts is checked before it runs: unit strides along the rows,
+/// the output's shape the input's transposed.
+#[test]
+fn transpose_refuses_what_it_cannot_run() {
+    let src = vec![1.0f32; 4 * 8];
+    let l = |s: [i64; 2], d: [i64; 2]| FlatLayout::new(s, d).unwrap();
+    let run = |lin, lout| exec::transpose_layouts::<f32, Padded<f32>>(&src, lin, lout, 0.0);
+    // a column-major input: its rows are not contiguous
+    let e = run(l([4, 8], [1, 4]), l([8, 4], [4, 1])).unwrap_err();
+    assert!(e.contains("unit strides"), "{e}");
+    // a column-major output
+    let e = run(l([4, 8], [8, 1]), l([8, 4], [1, 8])).unwrap_err();
+    assert!(e.contains("unit strides"), "{e}");
+    // an output of the input's shape
+    let e = run(l([4, 8], [8, 1]), l([4, 8], [8, 1])).unwrap_err();
+    assert!(e.contains("shape (cols, rows)"), "{e}");
+    assert!(run(l([4, 8], [8, 1]), l([8, 4], [4, 1])).is_ok());
 }
 
 /// The distinct 32-bit words `offs` touch (elements of `size` bytes), and the banks they lie in.
@@ -158,7 +231,7 @@ fn words_and_banks(offs: impl Iterator<Item = i64>, size: i64) -> (usize, usize)
 
 /// A shared tile is injective and inside `ELEMS`, and the 32 accesses of a warp — down a column
 /// (phase 2) or along a row (phase 1) — touch words in as many banks as words: no conflicts.
-fn smem_conflict_free<T, S: SmemTile>() {
+fn smem_conflict_free<T: Copy, S: SmemTile<T>>() {
     let size = std::mem::size_of::<T>() as i64;
     let mut seen = vec![false; S::ELEMS as usize];
     for i in 0..TILE {

@@ -55,6 +55,10 @@ pub enum LayoutError {
     IndexOutOfRange { index: i64, size: i64 },
     /// A copy atom moves 32, 64 or 128 bits per thread (`bits` was asked for).
     UnsupportedAtom { bits: i64 },
+    /// A thread-value layout given directly must map its `size` (thread, value) pairs one-to-one
+    /// onto the `size` elements of its tile; `reached` is how far from 0 its image is compact
+    /// (`size(right_inverse(TV))`).
+    NotBijective { size: i64, reached: i64 },
 }
 
 impl LayoutError {
@@ -72,6 +76,9 @@ impl LayoutError {
             }
             Self::IndexOutOfRange { .. } => "coordinate outside its mode (need 0 <= c < size)",
             Self::UnsupportedAtom { .. } => "copy atoms move 32, 64 or 128 bits",
+            Self::NotBijective { .. } => {
+                "a thread-value layout must be a bijection onto its tile's elements"
+            }
             Self::Overflow => "integer overflow",
             Self::RankMismatch { .. } => "ranks do not match",
             Self::ProfileMismatch => "tuples are not congruent",
@@ -130,6 +137,11 @@ impl fmt::Display for LayoutError {
             Self::UnsupportedAtom { bits } => write!(
                 f,
                 "unsupported copy atom of {bits} bits (copy atoms move 32, 64 or 128 bits)"
+            ),
+            Self::NotBijective { size, reached } => write!(
+                f,
+                "a thread-value layout must be a bijection onto its tile's {size} elements: its \
+                 image (from 0, without gaps) has {reached}"
             ),
             Self::Parse { at, what } => write!(f, "cannot parse at byte {at}: {what}"),
             _ => f.write_str(c),

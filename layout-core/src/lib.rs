@@ -81,4 +81,4 @@ pub use flat_tensor::{
 };
 
 mod tiled_copy;
-pub use tiled_copy::{make_tiled_copy_tv, ThrCopy, TiledCopy};
+pub use tiled_copy::{make_tiled_copy_from_tv, make_tiled_copy_tv, ThrCopy, TiledCopy};

@@ -6,7 +6,8 @@
 //! `(m, n)` to `(thread, value)`; its right inverse, shaped `(size(thr), size(val))`, is the TV
 //! layout `(thread, value) -> m + M n`; the tile is `product_each(shape(layout_mn))`. The value
 //! mode is then split by the atom, `(atom_vals, rest)`, so that mode 0 of a thread's partition is
-//! one atom's access.
+//! one atom's access. `make_tiled_copy_from_tv` takes the TV layout as given instead (one element
+//! per access).
 
 use crate::composition::composition;
 use crate::divide::zipped_divide;
@@ -85,6 +86,49 @@ pub const fn make_tiled_copy_tv(
         thrval,
         tile,
         atom_vals,
+    })
+}
+
+/// `make_tiled_copy_impl(Copy_Atom<UniversalCopy<T>>, layout_tv, tile)`: the tiled copy whose TV
+/// layout `(thread, value) -> m + M n` is given directly, over a tile of shape `tile`, each value
+/// one access of one element (`atom_vals == 1`).
+///
+/// For TV layouts that [`make_tiled_copy_tv`]'s raked product cannot give, where a thread's values
+/// are spread across the tile rather than adjacent: e.g. the transpose's
+/// `((32,8),(2,8)):((64,1),(2048,8))` over `(64,64)`, thread `(x, y)` at row `y`, column `x`, and
+/// its value `(c, k)` `8 k` rows and `32 c` columns further (a warp on 32 consecutive elements of
+/// a row at every value).
+///
+/// Post-conditions: those of [`make_tiled_copy_tv`] (`layout_tv` a bijection onto the tile's
+/// elements, checked: `Err(NotBijective)` otherwise; `Err(RankMismatch)` for a TV layout that is
+/// not `(thread, value)`); `thrval` is `layout_tv` with the value mode as `(1, values)`.
+pub const fn make_tiled_copy_from_tv(layout_tv: &Layout, tile: &IntTuple) -> Result<TiledCopy> {
+    if layout_tv.rank() != 2 {
+        return Err(LayoutError::RankMismatch {
+            expected: 2,
+            found: layout_tv.rank(),
+        });
+    }
+    let size = tri!(Layout::col_major(*tile)).size();
+    let reached = tri!(right_inverse(layout_tv)).size();
+    if layout_tv.size() != size || reached != size {
+        return Err(LayoutError::NotBijective { size, reached });
+    }
+    let vals = tri!(layout_tv.get(1));
+    let nv = vals.size();
+    let split = tri!(Layout::from_parts(
+        tri!(IntTuple::from_ints(&[1, nv])),
+        &[1, if nv == 1 { 0 } else { 1 }]
+    ));
+    let thrval = tri!(Layout::concat(&[
+        tri!(layout_tv.get(0)),
+        tri!(composition(&vals, &split)),
+    ]));
+    Ok(TiledCopy {
+        layout_tv: *layout_tv,
+        thrval,
+        tile: *tile,
+        atom_vals: 1,
     })
 }
 

@@ -27,7 +27,18 @@ fn cases() -> Vec<(TiledCopy, [i64; 2])> {
         (mk("(8,4):(1,8)", "(4,1)", 32), [64, 16]),
         // 16 x 8 threads of 2 x 4 values (two atoms of 64 bits per thread)
         (mk("(16,8):(8,1)", "(2,4)", 16), [32, 32]),
+        // the transpose's TV layout given directly (a thread's values 8 rows / 32 columns apart)
+        (transpose_copy(), [64, 64]),
+        (transpose_copy(), [128, 64]),
     ]
+}
+
+/// The transpose's TV layout and its tile.
+const TRANSPOSE_TV: &str = "((32,8),(2,8)):((64,1),(2048,8))";
+
+fn transpose_copy() -> TiledCopy {
+    let tile = IntTuple::from_ints(&[64, 64]).unwrap();
+    make_tiled_copy_from_tv(&Layout::parse(TRANSPOSE_TV).unwrap(), &tile).unwrap()
 }
 
 /// `X` of shape `(m, n)` with row stride `ld >= n`, as a general and as a flat layout.
@@ -112,4 +123,71 @@ fn tiles_that_do_not_fit_the_copy_are_refused() {
     .unwrap();
     // 4 x 256 is the copy's tile: a 6-row tile is not a multiple of it
     assert!(TvCoords::new(&copy, [6, 256]).is_err());
+}
+
+/// A tiled copy given by its TV layout moves value `v` of thread `t` to the tile element
+/// `TV(t, v)` (column-major `m + M n`): the general partition and the plan say so, and a thread's
+/// values of a tensor's tile are `composition(tile, TV)` at `(t, _)`.
+#[test]
+fn a_tiled_copy_from_its_tv_layout_follows_it() {
+    let tv = Layout::parse(TRANSPOSE_TV).unwrap();
+    let copy = transpose_copy();
+    assert_eq!(copy.layout_tv, tv);
+    assert_eq!(
+        (copy.threads(), copy.values(), copy.atom_vals),
+        (256, 16, 1)
+    );
+    let plan = TvCoords::new(&copy, [64, 64]).unwrap();
+    // a padded tensor: 3 x 2 tiles, rows 200 apart
+    let (gx, fx) = tensors(192, 128, 200);
+    let tshape = IntTuple::from_ints(&[64, 64]).unwrap();
+    let c = [1, 1];
+    let g_tile = gx
+        .local_tile(&tshape, &IntTuple::from_ints(&c).unwrap())
+        .unwrap();
+    let by_tv = composition(g_tile.layout(), &tv).unwrap();
+    let id = make_identity_tensor(&tshape).unwrap();
+    let cod = *id.engine().codomain.as_ref().unwrap();
+    for t in 0..256 {
+        let thr = copy.get_slice(t).unwrap();
+        let g_part = thr.partition_S(&g_tile).unwrap();
+        let g_cpart = thr.partition_S(&id).unwrap();
+        let f_part = plan.get_slice(t).partition_S(&fx.local_tile([64, 64], c));
+        for v in 0..16 {
+            let x = tv.call(t + 256 * v);
+            let want = [x % 64, x / 64];
+            let coord = cod.decode(g_cpart.value(v));
+            assert_eq!([coord[0], coord[1]], want, "t={t} v={v}");
+            let p = plan.thread(t);
+            let q = plan.value(v);
+            assert_eq!([p[0] + q[0], p[1] + q[1]], want, "t={t} v={v}");
+            let off = g_tile.value(0) + by_tv.call(t + 256 * v);
+            assert_eq!(g_part.value(v), off, "t={t} v={v}");
+            assert_eq!(f_part.at(v).start, off, "t={t} v={v}");
+        }
+    }
+}
+
+#[test]
+fn a_tv_layout_that_is_not_a_bijection_onto_its_tile_is_refused() {
+    let tile = IntTuple::from_ints(&[64, 64]).unwrap();
+    let from = |tv: &str| make_tiled_copy_from_tv(&Layout::parse(tv).unwrap(), &tile);
+    // values 4 rows apart: two (thread, value) pairs on one element, the image compact to 8
+    assert_eq!(
+        from("((32,8),(2,8)):((64,1),(2048,4))").unwrap_err(),
+        LayoutError::NotBijective {
+            size: 4096,
+            reached: 8
+        }
+    );
+    // half the tile
+    assert!(matches!(
+        from("((32,8),(2,4)):((64,1),(2048,8))"),
+        Err(LayoutError::NotBijective { size: 4096, .. })
+    ));
+    // not (thread, value)
+    assert!(matches!(
+        from("(32,8,2,8):(64,1,2048,8)"),
+        Err(LayoutError::RankMismatch { expected: 2, .. })
+    ));
 }
