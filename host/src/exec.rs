@@ -8,7 +8,7 @@ use layout_core::{Engine, FlatLayout, FlatTensor};
 use tessel_gpu::copy;
 use tessel_gpu::copy::{CopyParams, VecCopy};
 use tessel_gpu::ctx::{Collective, Ctx, Geometry, Kernel};
-use tessel_gpu::mem::{Mem, V4};
+use tessel_gpu::mem::{AsyncCopy, Mem, V4};
 use tessel_gpu::rmsnorm::{self as rms, Atom, RmsMem, RmsNorm, Src};
 use tessel_gpu::transpose::{Problem, SmemTile, TransposeMem, THREADS as TRANSPOSE_THREADS};
 
@@ -42,6 +42,9 @@ pub struct HostMem<T> {
     len: i64,
     pos: i64,
     strict: bool,
+    /// Asynchronous copies started and not yet waited for (element index, bytes), or null: then
+    /// an asynchronous copy lands at once.
+    in_flight: *mut Vec<(i64, V4)>,
 }
 impl<T> Clone for HostMem<T> {
     fn clone(&self) -> Self {
@@ -64,6 +67,7 @@ impl<T> HostMem<T> {
             len: data.len() as i64,
             pos: 0,
             strict: false,
+            in_flight: std::ptr::null_mut(),
         }
     }
     /// The same engine, where reading an element that was never written panics (shared memory:
@@ -73,6 +77,17 @@ impl<T> HostMem<T> {
             strict: true,
             ..self
         }
+    }
+    /// The same engine, where an asynchronous copy into it ([`AsyncCopy`]) is recorded in
+    /// `in_flight` and lands (is written, and counted) only at the copying thread's
+    /// `wait_all`: a read before the wait reads an element never written, which a strict engine
+    /// panics on.
+    ///
+    /// # Safety
+    /// `in_flight` must be valid, and outlive every use of the engine and of the engines advanced
+    /// from it; nothing else may access it while they are in use.
+    pub unsafe fn with_async_copies(self, in_flight: *mut Vec<(i64, V4)>) -> Self {
+        Self { in_flight, ..self }
     }
     fn check_written(&self, i: usize, n: usize) {
         if self.strict {
@@ -149,10 +164,33 @@ impl<T: Copy> Mem<T> for HostMem<T> {
     }
 }
 
+impl<T: Copy, U: Copy> AsyncCopy<HostMem<T>> for HostMem<U> {
+    /// Reads the 16 bytes at `src` now (checked) and checks the destination; they land at the
+    /// thread's [`AsyncCopy::wait_all`] when the engine records copies in flight, else at once.
+    unsafe fn copy_async_v4(&self, src: &HostMem<T>) {
+        let v = src.read_v4();
+        self.check_v4("asynchronous copy");
+        match self.in_flight.as_mut() {
+            Some(log) => log.push((self.pos, v)),
+            None => self.write_v4(v),
+        }
+    }
+    /// Lands the copies in flight: writes them (each counted as a write).
+    unsafe fn wait_all(&self) {
+        if let Some(log) = self.in_flight.as_mut() {
+            for (pos, v) in std::mem::take(log) {
+                self.advance(pos - self.pos).write_v4(v);
+            }
+        }
+    }
+}
+
 /// Runs kernel `K` on the host over `geometry`: for every block, each step for all its threads
 /// in turn, the collectives between the steps performed as the device does (a barrier is the
 /// end of a step; a warp's sum is the same butterfly), with a fresh shared-memory buffer per
-/// block in which a read of an element not yet written panics. `p` must be prepared.
+/// block in which a read of an element not yet written panics. An asynchronous copy into shared
+/// memory lands at its thread's wait ([`HostMem::with_async_copies`]); a thread that ends a step
+/// with copies in flight panics. `p` must be prepared.
 pub fn run<K: Kernel>(p: &K::Params<HostMem<K::T>>, geometry: Geometry) {
     let shared = std::mem::size_of::<K::Shared>().max(1) as i64;
     let nthreads = geometry.threads as usize;
@@ -161,8 +199,15 @@ pub fn run<K: Kernel>(p: &K::Params<HostMem<K::T>>, geometry: Geometry) {
             let n = (geometry.smem_bytes / shared) as usize;
             let mut smem = vec![K::Shared::default(); n];
             let mut written = vec![0u32; n];
-            // SAFETY: both buffers outlive this block's steps.
-            let s = unsafe { HostMem::new(&mut smem, &mut written) }.strict();
+            let mut copies = Vec::new();
+            let in_flight: *mut Vec<(i64, V4)> = &mut copies;
+            // SAFETY: the three buffers outlive this block's steps; `in_flight` is read below
+            // only between two steps of a thread, when no engine is in use.
+            let s = unsafe {
+                HostMem::new(&mut smem, &mut written)
+                    .strict()
+                    .with_async_copies(in_flight)
+            };
             let ctx = |thread: usize| Ctx {
                 block: [bx, by],
                 grid: geometry.grid,
@@ -180,6 +225,12 @@ pub fn run<K: Kernel>(p: &K::Params<HostMem<K::T>>, geometry: Geometry) {
                 for (t, c) in carry.iter_mut().enumerate() {
                     // SAFETY: host memory; every access is checked and panics out of range.
                     *c = unsafe { K::step(k, p, &ctx(t), *c) };
+                    // SAFETY: as above
+                    let left = unsafe { (*in_flight).len() };
+                    assert!(
+                        left == 0,
+                        "thread {t} of block ({bx}, {by}) ended step {k} with {left} asynchronous copies not waited for"
+                    );
                 }
             }
         }
