@@ -87,7 +87,6 @@ fn transpose_shared_offsets_are_immediates() {
 fn kernels_take_the_launchers_parameters() {
     let legacy = |k: &str| match k {
         k if k.starts_with("transpose") => 4,
-        k if k.starts_with("rmsnorm") => 7,
         _ => unreachable!(),
     };
     for (arch, ptx) in tessel::ptx::PTX {

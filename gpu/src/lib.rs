@@ -90,21 +90,21 @@ pub mod kernels;
 
 use half::{bf16, f16};
 /// The entry points not yet declared through [`ctx::Kernel`] (`kernels.rs`).
-pub const LEGACY: [&str; 8] = [
+pub const LEGACY: [&str; 6] = [
     "transpose_pad_f32",
     "transpose_pad_f16",
     "transpose_pad_bf16",
     "transpose_swizzle_f32",
     "transpose_swizzle_f16",
     "transpose_swizzle_bf16",
-    "rmsnorm_f32",
-    "rmsnorm_bf16",
 ];
 
 kernels! {
     copy_f32 => copy::VecCopy<f32>,
     copy_f16 => copy::VecCopy<f16>,
     copy_bf16 => copy::VecCopy<bf16>,
+    rmsnorm_f32 => rmsnorm::RmsNorm<f32>,
+    rmsnorm_bf16 => rmsnorm::RmsNorm<bf16>,
 }
 
 #[cfg(target_arch = "nvptx64")]

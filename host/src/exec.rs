@@ -1,7 +1,8 @@
 //! Host executions of the kernels: the kernels' own partitioning functions (`tessel_gpu::copy`,
-//! `tessel_gpu::transpose`) run on the CPU for every block and thread, with host memory in place of
-//! global and shared memory. Each produces the output the device must produce, and counts how often
-//! every output element was written: the threads must cover the output exactly once.
+//! `tessel_gpu::rmsnorm`, `tessel_gpu::transpose`) run on the CPU for every block and thread, with
+//! host memory in place of global and shared memory. Each produces the output the device must
+//! produce, and counts how often every output element was written: the threads must cover the
+//! output exactly once.
 
 use crate::elem::Elem;
 use layout_core::{Engine, FlatLayout, FlatTensor};
@@ -9,7 +10,7 @@ use tessel_gpu::copy;
 use tessel_gpu::copy::{CopyParams, VecCopy};
 use tessel_gpu::ctx::{Collective, Ctx, Geometry, Kernel};
 use tessel_gpu::mem::{AsyncCopy, Mem, V4};
-use tessel_gpu::rmsnorm::{self as rms, Atom, RmsMem, RmsNorm, Src};
+use tessel_gpu::rmsnorm::{self as rms, RmsNorm, RmsParams};
 use tessel_gpu::transpose::{Problem, SmemTile, TransposeMem, THREADS as TRANSPOSE_THREADS};
 
 /// What a host execution produced.
@@ -341,66 +342,62 @@ pub fn transpose<T: Copy, S: SmemTile>(src: &[T], rows: i64, cols: i64, poison: 
     Run { out, writes }
 }
 
-/// Host memory for an RMSNorm thread: 128-bit accesses gather and scatter `V` elements' bits.
-struct HostRms<'a, T> {
-    x: &'a [T],
-    w: &'a [T],
-    y: &'a mut [T],
-    writes: &'a mut [u32],
-    v: usize,
-    /// The running thread's staging slots (`None`: not staged, or staged and not waited for).
-    slots: Vec<Option<Atom>>,
-    /// Staged but not yet waited for.
-    pending: Vec<(usize, Atom)>,
+/// `cosize(l)` of a layout with non-negative strides: the buffer length it needs.
+fn cosize<const N: usize>(l: &FlatLayout<N>) -> usize {
+    let last = l.shape().map(|s| s - 1);
+    (l.dot(last) + 1) as usize
 }
 
-impl<T: Elem> RmsMem for HostRms<'_, T> {
-    unsafe fn load(&mut self, src: Src, off: i64) -> Atom {
-        let data = match src {
-            Src::X => self.x,
-            Src::W => self.w,
-        };
-        // `per` elements of `32 / per` bits in each 32-bit word
-        let (o, per) = (off as usize, self.v / 4);
-        assert_eq!(o % self.v, 0, "unaligned 128-bit access at {o}");
-        let mut a = [0u32; 4];
-        for (i, e) in data[o..o + self.v].iter().enumerate() {
-            a[i / per] |= e.bits() << ((i % per) * (32 / per));
+/// The RMSNorm kernel on the host, through its declaration ([`run`] over its `prepare`d
+/// parameters and its `geometry`): `x` and `y` of layouts `lx` and `ly` (non-negative strides) over
+/// buffers of their cosizes, `y` starting as `poison` (elements between padded rows stay so), `w`
+/// of layout `lw`; `staged` tiles of each row staged in shared memory. `Err` is the kernel's
+/// refusal (`prepare`'s condition). Each thread has its own staging slots, as on the device; a
+/// slot read before its copy landed panics, as does any access outside a buffer.
+#[allow(clippy::too_many_arguments)]
+pub fn rmsnorm_strided<T: Elem + rms::Elem>(
+    x: &[T],
+    lx: FlatLayout<2>,
+    w: &[T],
+    lw: FlatLayout<1>,
+    ly: FlatLayout<2>,
+    eps: f32,
+    staged: i64,
+    poison: T,
+) -> Result<Run<T>, &'static str> {
+    assert!(
+        x.len() >= cosize(&lx),
+        "x's buffer is shorter than its layout"
+    );
+    assert!(
+        w.len() >= cosize(&lw),
+        "w's buffer is shorter than its layout"
+    );
+    let (mut x, mut w) = (x.to_vec(), w.to_vec());
+    let (mut x_writes, mut w_writes) = (vec![0u32; x.len()], vec![0u32; w.len()]);
+    let mut out = vec![poison; cosize(&ly)];
+    let mut writes = vec![0u32; out.len()];
+    // SAFETY: the six buffers outlive the run below and are reached only through the engines.
+    let p = unsafe {
+        RmsParams {
+            x: FlatTensor::new(HostMem::new(&mut x, &mut x_writes), lx),
+            w: FlatTensor::new(HostMem::new(&mut w, &mut w_writes), lw),
+            y: FlatTensor::new(HostMem::new(&mut out, &mut writes), ly),
+            eps,
+            staged,
         }
-        a
-    }
-    unsafe fn stage(&mut self, k: i64, off: i64) {
-        let a = self.load(Src::X, off);
-        self.pending.push((k as usize, a));
-    }
-    unsafe fn wait_staged(&mut self) {
-        for (k, a) in self.pending.drain(..) {
-            self.slots[k] = Some(a);
-        }
-    }
-    unsafe fn staged(&mut self, k: i64) -> Atom {
-        self.slots[k as usize]
-            .unwrap_or_else(|| panic!("slot {k} read before it was staged and waited for"))
-    }
-    unsafe fn store(&mut self, off: i64, v: Atom) {
-        let (o, per) = (off as usize, self.v / 4);
-        let bits = 32 / per;
-        let mask = if bits == 32 {
-            u32::MAX
-        } else {
-            (1 << bits) - 1
-        };
-        for i in 0..self.v {
-            self.y[o + i] = T::from_bits((v[i / per] >> ((i % per) * bits)) & mask);
-            self.writes[o + i] += 1;
-        }
-    }
+    };
+    let p = RmsNorm::<T>::prepare(p)?;
+    run::<RmsNorm<T>>(&p, RmsNorm::<T>::geometry(&p, 132, i64::MAX));
+    assert!(
+        x_writes.iter().chain(&w_writes).all(|&n| n == 0),
+        "rmsnorm wrote its input"
+    );
+    Ok(Run { out, writes })
 }
 
-/// The RMSNorm kernel on the host, staging `staged` tiles per row: every block's four warps run
-/// pass 1 for their 32 lanes, the warp's butterfly sum (as the shuffles do it), then pass 2. Each
-/// thread has its own staging slots, as on the device; a slot read before it was staged and
-/// waited for panics.
+/// The RMSNorm kernel on the host for a row-major `rows x cols` `x` and `y` and `w` `cols:1`
+/// ([`rmsnorm_strided`]), staging `staged` tiles per row; panics where the kernel refuses.
 pub fn rmsnorm<T: Elem + rms::Elem>(
     x: &[T],
     w: &[T],
@@ -410,42 +407,10 @@ pub fn rmsnorm<T: Elem + rms::Elem>(
     staged: i64,
     poison: T,
 ) -> Run<T> {
-    let p =
-        rms::Problem::new(rows, cols, eps, staged).expect("M >= 1 and N a positive multiple of 8");
     assert_eq!(x.len() as i64, rows * cols, "x size");
     assert_eq!(w.len() as i64, cols, "w size");
-    let mut out = vec![poison; x.len()];
-    let mut writes = vec![0u32; x.len()];
-    let mut m = HostRms {
-        x,
-        w,
-        y: &mut out,
-        writes: &mut writes,
-        v: RmsNorm::<T>::V as usize,
-        slots: vec![],
-        pending: vec![],
-    };
-    let nslots = staged.max(0) as usize;
-    for b in 0..p.grid() {
-        for warp in 0..rms::ROWS {
-            let ts: Vec<i64> = (0..32).map(|lane| warp * 32 + lane).collect();
-            let mut slots = vec![vec![None; nslots]; 32];
-            let mut v = vec![0f32; 32];
-            for (i, &t) in ts.iter().enumerate() {
-                m.slots = std::mem::take(&mut slots[i]);
-                // SAFETY: host memory; out-of-range accesses panic.
-                v[i] = unsafe { RmsNorm::<T>::partial(&p, &mut m, b, t) };
-                slots[i] = std::mem::take(&mut m.slots);
-            }
-            for mask in [16, 8, 4, 2, 1] {
-                v = (0..32).map(|i| v[i] + v[i ^ mask]).collect();
-            }
-            for (i, &t) in ts.iter().enumerate() {
-                m.slots = std::mem::take(&mut slots[i]);
-                // SAFETY: as above
-                unsafe { RmsNorm::<T>::finish(&p, &mut m, b, t, v[i]) };
-            }
-        }
-    }
-    Run { out, writes }
+    let lx = FlatLayout::row_major([rows, cols]).expect("an M x N layout");
+    let lw = FlatLayout::row_major([cols]).expect("an N layout");
+    rmsnorm_strided(x, lx, w, lw, lx, eps, staged, poison)
+        .unwrap_or_else(|why| panic!("{rows}x{cols}: {why}"))
 }
