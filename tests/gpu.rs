@@ -62,3 +62,56 @@ fn bad_layouts_are_refused() {
     let mut c = g.filled(l("32:1"), 0.5f32).unwrap();
     assert!(g.copy(&a, &mut c).is_err());
 }
+
+/// RMSNorm of padded rows (`x` and `y` with different row strides above `N`): the device's `y`
+/// buffer, padding included, bit-equal to the host execution's (the padding stays poisoned).
+#[test]
+fn rmsnorm_of_padded_rows_matches_the_host_execution() {
+    use host::elem::RmsElem;
+    use layout_core::{FlatLayout, Layout};
+    use tessel_gpu::rmsnorm::RmsNorm;
+    let Some(g) = gpu() else { return };
+    let mut rng = seeded("rmsnorm_of_padded_rows_matches_the_host_execution");
+    fn check<T: RmsElem>(g: &Gpu, rng: &mut Rng, (m, n, ldx, ldy): (i64, i64, i64, i64)) {
+        let flat = |ld| FlatLayout::new([m, n], [ld, 1]).unwrap();
+        let (lx, ly, lw) = (flat(ldx), flat(ldy), FlatLayout::new([n], [1]).unwrap());
+        let x: Vec<T> = rng.fill(((m - 1) * ldx + n) as usize);
+        let w: Vec<T> = rng.fill(n as usize);
+        let staged = RmsNorm::<T>::staged_for(n, g.rmsnorm_smem());
+        let host =
+            host::exec::rmsnorm_strided(&x, lx, &w, lw, ly, 1e-6, staged, T::poison()).unwrap();
+        let to = |l: FlatLayout<2>| l.to_layout().unwrap();
+        let dx = g.upload(&x, to(lx)).unwrap();
+        let dw = g.upload(&w, Layout::int(n, 1).unwrap()).unwrap();
+        let mut dy = g.filled(to(ly), T::poison()).unwrap();
+        g.rmsnorm(&dx, &dw, &mut dy, 1e-6).unwrap();
+        let y = g.download(&dy).unwrap();
+        let bad = y
+            .iter()
+            .zip(&host.out)
+            .position(|(a, b)| a.bits() != b.bits());
+        assert_eq!(bad, None, "{} {m}x{n} ld {ldx}/{ldy}", T::NAME);
+    }
+    for shape in [
+        (1, 8, 16, 8),
+        (37, 2056, 2064, 2112),
+        (14, 4096, 4160, 4104),
+        (5, 12296, 12304, 12312),
+    ] {
+        check::<bf16>(&g, &mut rng, shape);
+        check::<f32>(&g, &mut rng, shape);
+    }
+    // f32 atoms are 4 wide
+    check::<f32>(&g, &mut rng, (9, 1004, 1012, 1020));
+    // and a refusal names its condition
+    let l = |s: &str| layout_core::Layout::parse(s).unwrap();
+    let x = g.filled(l("(4,64):(72,1)"), bf16::from_f32(1.0)).unwrap();
+    let w = g.filled(l("64:1"), bf16::from_f32(1.0)).unwrap();
+    let mut y = g.filled(l("(4,64):(8,1)"), bf16::from_f32(0.0)).unwrap();
+    let e = g.rmsnorm(&x, &w, &mut y, 1e-6).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("rmsnorm_bf16: rmsnorm needs y's rows not to overlap"),
+        "{e}"
+    );
+}

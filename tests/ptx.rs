@@ -1,11 +1,11 @@
 //! The embedded PTX: every kernel is there, for every arch built, with no local memory and no
 //! integer division or remainder (the tile layouts are constants the compiler folded).
 
-use tessel_gpu::{KERNELS, LEGACY};
+use tessel_gpu::KERNELS;
 
-/// Every entry point: the registry's and those not yet declared through it.
+/// Every entry point: the registry's.
 fn names() -> impl Iterator<Item = &'static str> {
-    KERNELS.iter().map(|k| k.name).chain(LEGACY)
+    KERNELS.iter().map(|k| k.name)
 }
 
 /// The body of `.entry name`.
@@ -119,13 +119,9 @@ fn transpose_loads_before_it_stores() {
 
 /// Each kernel takes the parameters its launcher passes (a launch with too few arguments reads
 /// garbage: seen once as a segfault inside `cuLaunchKernel`): a declared kernel one by-value
-/// `Params` struct of exactly the size the host builds, the others their scalars.
+/// `Params` struct of exactly the size the host builds.
 #[test]
 fn kernels_take_the_launchers_parameters() {
-    let legacy = |k: &str| match k {
-        k if k.starts_with("rmsnorm") => 7,
-        _ => unreachable!(),
-    };
     for (arch, ptx) in tessel::ptx::PTX {
         for k in KERNELS {
             let body = entry(ptx, k.name);
@@ -137,11 +133,6 @@ fn kernels_take_the_launchers_parameters() {
                 "{arch} {}: {sig} (want {want})",
                 k.name
             );
-        }
-        for k in LEGACY {
-            let body = entry(ptx, k);
-            let sig = &body[..body.find(')').unwrap()];
-            assert_eq!(sig.matches(".param").count(), legacy(k), "{arch} {k}");
         }
     }
 }

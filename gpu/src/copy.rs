@@ -9,7 +9,7 @@
 //! (`elem_less`).
 
 use crate::ctx::{Collective, Ctx, Geometry, Kernel};
-use crate::mem::{Mem, V4};
+use crate::mem::{AsyncCopy, Mem, V4};
 use layout_core::{
     const_ok, make_coord_tensor, make_tiled_copy_tv, Engine, FlatTensor, Layout, TiledCopy,
     TvCoords,
@@ -141,7 +141,7 @@ impl<T: Copy> Kernel for VecCopy<T> {
 
     /// The one step: `dst = src` ([`VecCopy::thread`]).
     #[inline(always)]
-    unsafe fn step<E: Mem<T>, S: Mem<()>>(
+    unsafe fn step<E: Mem<T>, S: Mem<()> + AsyncCopy<E>>(
         _k: usize,
         p: &CopyParams<E>,
         c: &Ctx<S>,

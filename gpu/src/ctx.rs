@@ -69,13 +69,17 @@ pub trait Kernel {
     fn geometry<E: layout_core::Engine>(p: &Self::Params<E>, sms: i64, smem_limit: i64)
         -> Geometry;
     /// Step `k` of thread `c.thread`, given the value carried from step `k - 1` (0 for the first);
-    /// returns the value carried to the next.
+    /// returns the value carried to the next. Its shared memory can be filled from its tensors by
+    /// asynchronous copies ([`AsyncCopy`](crate::mem::AsyncCopy)).
     ///
     /// # Safety
     /// `p` must be prepared, its engines must reach its tensors' memory, `c.smem` must reach
     /// `geometry(p).smem_bytes` bytes, and the steps must run in order with the collectives
     /// between them.
-    unsafe fn step<E: crate::mem::Mem<Self::T>, S: crate::mem::Mem<Self::Shared>>(
+    unsafe fn step<
+        E: crate::mem::Mem<Self::T>,
+        S: crate::mem::Mem<Self::Shared> + crate::mem::AsyncCopy<E>,
+    >(
         k: usize,
         p: &Self::Params<E>,
         c: &Ctx<S>,

@@ -86,13 +86,8 @@ macro_rules! kernels {
 
 #[cfg(target_arch = "nvptx64")]
 pub mod device;
-#[cfg(target_arch = "nvptx64")]
-pub mod kernels;
 
 use half::{bf16, f16};
-/// The entry points not yet declared through [`ctx::Kernel`] (`kernels.rs`).
-pub const LEGACY: [&str; 2] = ["rmsnorm_f32", "rmsnorm_bf16"];
-
 kernels! {
     copy_f32 => copy::VecCopy<f32>,
     copy_f16 => copy::VecCopy<f16>,
@@ -105,6 +100,8 @@ kernels! {
     transpose_swizzle_bf16 => transpose::Transpose<bf16, transpose::Swizzled<bf16>>,
     axpby_f32 => axpby::Axpby<f32>,
     axpby_bf16 => axpby::Axpby<bf16>,
+    rmsnorm_f32 => rmsnorm::RmsNorm<f32>,
+    rmsnorm_bf16 => rmsnorm::RmsNorm<bf16>,
 }
 
 #[cfg(target_arch = "nvptx64")]

@@ -39,6 +39,25 @@ pub trait Mem<T: Copy>: Engine {
     fn aligned16(&self) -> bool;
 }
 
+/// Asynchronous 16-byte copies into this memory (shared memory) from an engine `G` (global
+/// memory): `cp.async` on the device, where the bytes land at some point before this thread's
+/// [`AsyncCopy::wait_all`] returns and travel through no register. The host execution models the
+/// same contract: a destination read before the wait that lands it panics.
+pub trait AsyncCopy<G> {
+    /// Starts copying the 16 bytes at `src` to the 16 bytes here.
+    ///
+    /// # Safety
+    /// Both 16-byte ranges must be inside their tensors' memories and 16-byte aligned; `src` must
+    /// not be written by the launch; the 16 bytes here must not be read, by any thread, before
+    /// this thread's next [`AsyncCopy::wait_all`] (and, by another thread, a barrier after it).
+    unsafe fn copy_async_v4(&self, src: &G);
+    /// Waits until every asynchronous copy this thread started has landed.
+    ///
+    /// # Safety
+    /// As the copies' (the host execution writes their bytes here).
+    unsafe fn wait_all(&self);
+}
+
 macro_rules! pointer_engine {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
@@ -140,7 +159,9 @@ impl<T: Copy, E: Mem<T>> Mem<T> for SwizzleEngine<E> {
 #[cfg(target_arch = "nvptx64")]
 mod device {
     use super::*;
-    use crate::device::{load_global, load_v4, store_global, store_v4};
+    use crate::device::{
+        cp_async_16, cp_async_wait_all, load_global, load_v4, store_global, store_v4,
+    };
 
     impl<T: Copy> Mem<T> for Gmem<T> {
         #[inline(always)]
@@ -185,6 +206,19 @@ mod device {
         #[inline(always)]
         fn aligned16(&self) -> bool {
             (self.0 as usize) % 16 == 0
+        }
+    }
+
+    impl<T, U> AsyncCopy<Gmem<T>> for Smem<U> {
+        /// `cp.async.cg.shared.global [here], [src], 16`.
+        #[inline(always)]
+        unsafe fn copy_async_v4(&self, src: &Gmem<T>) {
+            cp_async_16(self.0 as *mut V4, src.0 as *const u8)
+        }
+        /// `cp.async.wait_all`.
+        #[inline(always)]
+        unsafe fn wait_all(&self) {
+            cp_async_wait_all()
         }
     }
 }

@@ -1,25 +1,38 @@
 //! RMSNorm over the rows of an `M x N` matrix: `y = x / sqrt(mean(x^2) + eps) * w`, written as
-//! seed 002 describes.
+//! seed 002 describes (this kernel is its example).
 //!
-//! A block takes 4 rows, one warp per row: the thread layout is `(4,32)` row-major and each thread
-//! moves `V` contiguous elements per 128-bit access (`V = 4` for f32, `8` for bf16): the tiled copy
-//! `make_tiled_copy_tv((4,32):(32,1), (1,V), 128, bits)` over `(4, 32 V)` tiles. Block `b` walks
-//! the tiles `local_tile(X, (4, 32V), (b, k))` for `k = 0, 1, ...` along the row. The thread's
-//! slice of the identity tensor `make_identity_tensor((M,N))` gives each value's `(row, col)`,
-//! and `elem_less((row, col), (M, N))` is the predicate: rows past `M` (the last block of a
-//! ragged `M`) and columns past `N` (a ragged last tile, `N` a multiple of 8) are skipped.
+//! A block takes 4 rows, one warp per row: the tiled copy [`RmsNorm::COPY`] is
+//! `make_tiled_copy_tv((4,32):(32,1), (1,V), 128, bits)` (`V = 4` for f32, `8` for bf16) over tiles
+//! of [`RmsNorm::TILER`] `= (4, 32V)`. Block `b` walks the tiles `(b, k)`, `k = 0, 1, ...` along its
+//! rows: `local_tile` of `x`, `y` and of the identity tensor `make_identity_tensor((M,N))`, the
+//! thread's `partition_S` / `partition_D` of each ([`RmsNorm::PLAN`], `get_slice(t)`), and the
+//! predicate `elem_less` of the thread's identity values: rows past `M` (the last block of a ragged
+//! `M`) and columns past `N` (a ragged last tile) are skipped. A thread's values of a tile are one
+//! 128-bit atom (`V` consecutive columns of one row; `N` is a multiple of `V`, so an atom is wholly
+//! inside or wholly outside, and its first value's predicate is the atom's). The weights `w` are
+//! tiled as row 0 of their broadcast `(4, N):(0, 1)` (`broadcast_rows`): every warp's thread reads
+//! the atom of `w` under its atom of `x`.
 //!
-//! Pass 1 stages the thread's atoms of its row in shared memory (asynchronous copies, all in
-//! flight at once, no registers held: `cp.async` on the device), waits, and sums their squares in
-//! f32; the warp's sum is a butterfly over the 32 lanes (the caller's: shuffles on the device, the
-//! same butterfly on the host). Pass 2 scales the staged atoms by `rstd * w` and writes `y`. Each
-//! thread reads back only the slots it staged, so no barrier is needed. A row longer than the
-//! staging area (`Problem::staged` tiles) has its remaining tiles read twice.
+//! Step 0 ([`RmsNorm::partial`]) stages the thread's atoms of its row in shared memory —
+//! asynchronous copies ([`AsyncCopy`], `cp.async` on the device), all in flight before the one
+//! wait, no registers held — then sums their squares in f32. Between the steps the warp's sum is
+//! the [`Collective::WarpSum`] butterfly (shuffles on the device, the same additions on the host).
+//! Step 1 ([`RmsNorm::finish`]) scales the staged atoms by `rstd * w` and writes `y`, in groups of
+//! [`DEPTH`] tiles whose `w` loads are all in flight before the first store. Each thread reads back
+//! only the slots it staged, so no barrier is needed. A row longer than the staging area
+//! ([`RmsParams::staged`] tiles) has its remaining tiles read twice, `DEPTH` at a time.
+//!
+//! Any row stride of `x` and `y` works (padded or sliced rows), as long as rows stay 16-byte
+//! aligned and `y`'s rows do not overlap; the last modes need unit strides, which
+//! [`Kernel::prepare`] checks and makes static (`with_static_stride`: the compiler computes with
+//! the constant 1).
 
+use crate::ctx::{Collective, Ctx, Geometry, Kernel};
+use crate::mem::{AsyncCopy, Mem, V4};
 use core::marker::PhantomData;
 use layout_core::{
-    const_ok, make_identity_layout, make_tiled_copy_tv, zipped_divide, Codomain, FlatLayout,
-    IntTuple, Layout, TiledCopy, Tiler,
+    const_ok, make_coord_tensor, make_tiled_copy_tv, Engine, FlatLayout, FlatTensor, IntTuple,
+    Layout, TiledCopy, TvCoords,
 };
 
 /// Rows per block (one warp each).
@@ -82,49 +95,34 @@ impl Elem for half::bf16 {
     }
 }
 
-/// 128 bits: `V` elements.
-pub type Atom = [u32; 4];
+/// The most tiles of a row a block stages (128 MiB of slots: more than any device's shared
+/// memory per block).
+pub const MAX_STAGED: i64 = 1 << 16;
+/// The block's staging slots in shared memory, 16 bytes each: `(THREADS, staged):(1, THREADS)` —
+/// thread `t` stages its atom of tile `k` in slot `(t, k)` (the shape's second extent is the
+/// largest `staged`, [`MAX_STAGED`]; a launch has `staged` of them).
+pub const SLOTS: FlatLayout<2> = const_ok!(FlatLayout::new([THREADS, MAX_STAGED], [1, THREADS]));
 
-/// Which matrix a load reads.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Src {
-    /// The input `x` (`M x N`).
-    X,
-    /// The weights `w` (`N`).
-    W,
+/// RMSNorm's parameters, one by-value kernel parameter: `x` and `y` `(M,N)` (any row stride, unit
+/// column stride), `w` `N:1`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct RmsParams<E> {
+    /// The input.
+    pub x: FlatTensor<E, 2>,
+    /// The weights, one per column.
+    pub w: FlatTensor<E, 1>,
+    /// The output.
+    pub y: FlatTensor<E, 2>,
+    /// Added to the mean square.
+    pub eps: f32,
+    /// Tiles of each row staged in shared memory (`staged * STAGE_BYTES` bytes per block; the
+    /// rest of a row is read twice): [`RmsNorm::staged_for`] the shared memory a block may have.
+    /// `prepare` caps it at the row's tiles.
+    pub staged: i64,
 }
 
-/// How an RMSNorm thread reaches memory: 128-bit accesses at element offsets.
-pub trait RmsMem {
-    /// The 128 bits at element offset `off` of `src`.
-    ///
-    /// # Safety
-    /// The `V` elements must be inside `src`.
-    unsafe fn load(&mut self, src: Src, off: i64) -> Atom;
-    /// Writes 128 bits of `y` at element offset `off`.
-    ///
-    /// # Safety
-    /// The `V` elements must be inside `y`.
-    unsafe fn store(&mut self, off: i64, v: Atom);
-    /// Starts copying the 128 bits of `x` at element offset `off` into this thread's staging
-    /// slot `k` (slot `(t, k)` of the block's `(THREADS, staged):(1, THREADS)` slots).
-    ///
-    /// # Safety
-    /// As [`RmsMem::load`]; `k` below the staged tiles.
-    unsafe fn stage(&mut self, k: i64, off: i64);
-    /// Waits until this thread's staged copies have landed.
-    ///
-    /// # Safety
-    /// Every thread that staged must wait before it reads its slots.
-    unsafe fn wait_staged(&mut self);
-    /// This thread's slot `k`.
-    ///
-    /// # Safety
-    /// The slot must have been staged and waited for.
-    unsafe fn staged(&mut self, k: i64) -> Atom;
-}
-
-/// The kernel's layouts for element type `T`.
+/// The RMSNorm kernel for element type `T` (`f32` or `bf16`).
 pub struct RmsNorm<T>(PhantomData<T>);
 
 impl<T: Elem> RmsNorm<T> {
@@ -132,6 +130,8 @@ impl<T: Elem> RmsNorm<T> {
     pub const V: i64 = 128 / T::BITS;
     /// Columns per tile: 32 lanes of `V`.
     pub const TILE_N: i64 = 32 * Self::V;
+    /// The tile: a warp's row of `32 V` columns, 4 rows.
+    pub const TILER: [i64; 2] = [ROWS, Self::TILE_N];
     /// The tiled copy: `(4,32)` row-major threads, `(1,V)` values, 128-bit atoms.
     pub const COPY: TiledCopy = const_ok!(make_tiled_copy_tv(
         &const_ok!(Layout::parse("(4,32):(32,1)")),
@@ -142,135 +142,15 @@ impl<T: Elem> RmsNorm<T> {
         128,
         T::BITS
     ));
-    /// The identity tensor's tile `(4, 32V):(1@0,1@1)` (of a rank-2 codomain, as
-    /// `make_identity_tensor((M,N))`'s are, for any `M`, `N`).
-    const TILE_ID: (Layout, Codomain) =
-        const_ok!(make_identity_layout(&const_ok!(IntTuple::from_ints(&[
-            ROWS,
-            Self::TILE_N
-        ]))));
-    /// Thread -> its `(row, col)` in the tile, and its values' offsets `((V,1),1,1)`.
-    const PARTS: (Layout, Layout) = const_ok!(Self::COPY.partition_modes(&Self::TILE_ID.0));
+    /// The copy's partition of a tile, as coordinates.
+    pub const PLAN: TvCoords<2> = const_ok!(TvCoords::new(&Self::COPY, Self::TILER));
 
-    /// The value of thread `t`'s slice of `local_tile(make_identity_tensor((M,N)), (4, 32V),
-    /// (b, k))`: the ArithTuple `(row, col)` of its first element (its other values are the
-    /// next `V - 1` columns).
-    #[inline(always)]
-    pub const fn coord(b: i64, k: i64, t: i64) -> i64 {
-        // local_tile's offset (the rest mode at (b, k)), plus the thread's part of the partition
-        Self::TILES.dot(&[b, k]) + Self::PARTS.0.call(t)
-    }
-    /// The rest mode of `zipped_divide(make_identity_tensor((M,N)), (4, 32V))`: tile `(b, k)`
-    /// starts at `(4b, 32V k)`, i.e. strides `(4@0, 32V@1)` — the same for every `(M, N)` (only
-    /// its shape depends on them), so it is computed here on a 2x2 grid of tiles.
-    const TILES: Layout = {
-        let id = const_ok!(make_identity_layout(&const_ok!(IntTuple::from_ints(&[
-            2 * ROWS,
-            2 * Self::TILE_N
-        ]))));
-        let tiler = const_ok!(Tiler::shape(&const_ok!(IntTuple::from_ints(&[
-            ROWS,
-            Self::TILE_N
-        ]))));
-        const_ok!(const_ok!(zipped_divide(&id.0, &tiler)).get(1))
-    };
-    /// `elem_less(coord, (M, N))`, and the coordinate's `(row, col)`.
-    #[inline(always)]
-    const fn predicate(p: &Problem, x: i64) -> (bool, i64, i64) {
-        let cod = Self::TILE_ID.1;
-        (cod.elem_less(x, &p.x.shape()), cod.get(x, 0), cod.get(x, 1))
-    }
-
-    /// The thread's values of a tile are one atom: `V` consecutive columns.
-    const _ONE_ATOM: () = assert!(Self::PARTS.1.size() == Self::V);
-
-    /// Pass 1 of thread `t` in block `b`: the sum of the squares of its elements of its row (0 for
-    /// a row past `M`).
-    ///
-    /// # Safety
-    /// `m` must reach `x` of `p` and `p.staged` slots.
-    #[inline(always)]
-    pub unsafe fn partial<M: RmsMem>(p: &Problem, m: &mut M, b: i64, t: i64) -> f32 {
-        let () = Self::_ONE_ATOM;
-        let cols = p.x.shape()[1];
-        let staged = Self::staged_tiles(p);
-        let mut acc = 0.0f32;
-        // the staged tiles: every copy in flight before the first wait
-        let mut k = 0;
-        while k < staged {
-            let (inside, row, col) = Self::predicate(p, Self::coord(b, k, t));
-            if inside {
-                m.stage(k, p.x.dot([row, col]));
-            }
-            k += 1;
-        }
-        m.wait_staged();
-        let mut k = 0;
-        while k < staged {
-            if Self::predicate(p, Self::coord(b, k, t)).0 {
-                acc += sum_sq::<T>(&m.staged(k));
-            }
-            k += 1;
-        }
-        // the rest of a long row, DEPTH tiles at a time
-        let mut k = staged;
-        while k * Self::TILE_N < cols {
-            let mut v = [[0u32; 4]; DEPTH as usize];
-            let mut d = 0;
-            while d < DEPTH {
-                let (inside, row, col) = Self::predicate(p, Self::coord(b, k + d, t));
-                if inside {
-                    v[d as usize] = m.load(Src::X, p.x.dot([row, col]));
-                }
-                d += 1;
-            }
-            let mut d = 0;
-            while d < DEPTH {
-                acc += sum_sq::<T>(&v[d as usize]);
-                d += 1;
-            }
-            k += DEPTH;
-        }
-        acc
-    }
-
-    /// Pass 2 of thread `t` in block `b`, given its row's sum of squares: `y = x rstd w`.
-    ///
-    /// # Safety
-    /// `m` must reach `x`, `w` and `y` of `p`, and the slots pass 1 staged.
-    #[inline(always)]
-    pub unsafe fn finish<M: RmsMem>(p: &Problem, m: &mut M, b: i64, t: i64, sum_sq: f32) {
-        let cols = p.x.shape()[1];
-        let staged = Self::staged_tiles(p);
-        let rstd = p.rstd(sum_sq);
-        // DEPTH tiles at a time: their `w` (and unstaged `x`) loads all in flight before the
-        // first store
-        let mut k = 0;
-        while k * Self::TILE_N < cols {
-            let (mut xs, mut ws) = ([[0u32; 4]; DEPTH as usize], [[0u32; 4]; DEPTH as usize]);
-            let mut offs = [-1i64; DEPTH as usize];
-            unroll4!(d => {
-                let (inside, row, col) = Self::predicate(p, Self::coord(b, k + d, t));
-                if inside {
-                    let off = p.x.dot([row, col]);
-                    offs[d as usize] = off;
-                    xs[d as usize] = if k + d < staged {
-                        m.staged(k + d)
-                    } else {
-                        m.load(Src::X, off)
-                    };
-                    ws[d as usize] = m.load(Src::W, col);
-                }
-            });
-            unroll4!(d => {
-                if offs[d as usize] >= 0 {
-                    let y = scale::<T>(&xs[d as usize], &ws[d as usize], rstd);
-                    m.store(offs[d as usize], y);
-                }
-            });
-            k += DEPTH;
-        }
-    }
+    /// A thread's values of a tile are one atom: `V` consecutive columns of a row.
+    const _ONE_ATOM: () = assert!(
+        Self::PLAN.values() == Self::V
+            && Self::PLAN.atom_vals() == Self::V
+            && Self::PLAN.threads() == THREADS
+    );
 
     /// Tiles along a row of `cols` elements.
     pub const fn tiles(cols: i64) -> i64 {
@@ -288,21 +168,188 @@ impl<T: Elem> RmsNorm<T> {
         }
     }
 
-    /// Tiles of a row staged: the problem's staging area, at most the row.
+    /// Step 0 of thread `c.thread` in block `c.block[0]`: stages its atoms of its row's first
+    /// `staged` tiles, and returns the sum of the squares of all its elements of the row (0 for a
+    /// row past `M`).
+    ///
+    /// # Safety
+    /// `p` prepared, its engines reaching its tensors; `c.smem` reaching `p.staged` tiles of
+    /// [`SLOTS`].
     #[inline(always)]
-    const fn staged_tiles(p: &Problem) -> i64 {
-        let all = Self::tiles(p.x.shape()[1]);
-        if p.staged < all {
-            p.staged
+    pub unsafe fn partial<E: Mem<T>, S: Mem<V4> + AsyncCopy<E>>(
+        p: &RmsParams<E>,
+        c: &Ctx<S>,
+    ) -> f32 {
+        let () = Self::_ONE_ATOM;
+        let (b, t) = (c.block[0], c.thread);
+        let thr = Self::PLAN.get_slice(t);
+        let id = make_coord_tensor(p.x.shape());
+        let slots = FlatTensor::new(c.smem, SLOTS);
+        let inside = |k: i64| {
+            thr.partition_S(&id.local_tile(Self::TILER, [b, k]))
+                .elem_less(0)
+        };
+        let g_x = |k: i64| thr.partition_S(&p.x.local_tile(Self::TILER, [b, k])).at(0);
+        // the staged tiles: every copy in flight before the one wait
+        let mut k = 0;
+        while k < p.staged {
+            if inside(k) {
+                slots.at([t, k]).copy_async_v4(&g_x(k));
+            }
+            k += 1;
+        }
+        c.smem.wait_all();
+        let mut acc = 0.0f32;
+        let mut k = 0;
+        while k < p.staged {
+            if inside(k) {
+                acc += sum_sq::<T>(&slots.at([t, k]).read());
+            }
+            k += 1;
+        }
+        // the rest of a long row, DEPTH tiles at a time, their loads in flight together
+        let tiles = Self::tiles(p.x.shape()[1]);
+        let mut k = p.staged;
+        while k < tiles {
+            let mut v = [V4([0; 4]); DEPTH as usize];
+            unroll4!(d => if inside(k + d) {
+                v[d as usize] = g_x(k + d).read_v4();
+            });
+            unroll4!(d => acc += sum_sq::<T>(&v[d as usize]));
+            k += DEPTH;
+        }
+        acc
+    }
+
+    /// Step 1 of thread `c.thread` in block `c.block[0]`, given its row's sum of squares:
+    /// `y = x rstd w` over its atoms of the row.
+    ///
+    /// # Safety
+    /// As [`RmsNorm::partial`], which must have run for this thread, then the warp's sum.
+    #[inline(always)]
+    pub unsafe fn finish<E: Mem<T>, S: Mem<V4>>(p: &RmsParams<E>, c: &Ctx<S>, sum_sq: f32) {
+        let (b, t) = (c.block[0], c.thread);
+        let cols = p.x.shape()[1];
+        let rstd = 1.0 / sqrt(sum_sq / cols as f32 + p.eps);
+        let thr = Self::PLAN.get_slice(t);
+        let id = make_coord_tensor(p.x.shape());
+        let slots = FlatTensor::new(c.smem, SLOTS);
+        // `w` broadcast over the rows, `(4, N):(0, 1)`, and tiled as row 0 of the block's tiles:
+        // each warp's thread reads the atom of `w` under its atom of `x` (prepare checked that
+        // the broadcast exists)
+        let Some(w) = p.w.broadcast_rows(ROWS) else {
+            return;
+        };
+        let inside = |k: i64| {
+            thr.partition_S(&id.local_tile(Self::TILER, [b, k]))
+                .elem_less(0)
+        };
+        let g_x = |k: i64| thr.partition_S(&p.x.local_tile(Self::TILER, [b, k])).at(0);
+        let g_w = |k: i64| thr.partition_S(&w.local_tile(Self::TILER, [0, k])).at(0);
+        let g_y = |k: i64| thr.partition_D(&p.y.local_tile(Self::TILER, [b, k])).at(0);
+        let tiles = Self::tiles(cols);
+        // DEPTH tiles at a time: their `w` (and unstaged `x`) loads all in flight before the
+        // first store
+        let mut k = 0;
+        while k < tiles {
+            let (mut xs, mut ws) = ([V4([0; 4]); DEPTH as usize], [V4([0; 4]); DEPTH as usize]);
+            let mut ok = [false; DEPTH as usize];
+            unroll4!(d => if inside(k + d) {
+                ok[d as usize] = true;
+                xs[d as usize] = if k + d < p.staged {
+                    slots.at([t, k + d]).read()
+                } else {
+                    g_x(k + d).read_v4()
+                };
+                ws[d as usize] = g_w(k + d).read_v4();
+            });
+            unroll4!(d => if ok[d as usize] {
+                g_y(k + d).write_v4(scale::<T>(&xs[d as usize], &ws[d as usize], rstd));
+            });
+            k += DEPTH;
+        }
+    }
+}
+
+impl<T: Elem> Kernel for RmsNorm<T> {
+    type T = T;
+    type Shared = V4;
+    type Params<E: Engine> = RmsParams<E>;
+    const COLLECTIVES: &'static [Collective] = &[Collective::WarpSum];
+
+    /// Unit strides along the rows of `x` and `y` and along `w` (made static), `x` and `y` of one
+    /// shape `(M, N)`, `w` of `N`, `N` a multiple of `V` (whole atoms), row strides keeping rows
+    /// 16-byte aligned, `y`'s rows disjoint, `0 <= staged <= MAX_STAGED` (then capped at the row's
+    /// tiles).
+    #[inline(always)]
+    fn prepare<E: Engine>(p: RmsParams<E>) -> Result<RmsParams<E>, &'static str> {
+        let (Some(x), Some(w), Some(y)) = (
+            p.x.with_static_stride(1, 1),
+            p.w.with_static_stride(0, 1),
+            p.y.with_static_stride(1, 1),
+        ) else {
+            return Err("rmsnorm needs unit strides along the rows of x and y and along w (128-bit accesses)");
+        };
+        let n = x.shape()[1];
+        let why = if y.shape() != x.shape() {
+            "rmsnorm needs x and y of the same shape"
+        } else if w.shape() != [n] {
+            "rmsnorm needs w of N elements (x's columns)"
+        } else if n % Self::V != 0 {
+            "rmsnorm needs N a multiple of the vector width (4 f32, 8 bf16)"
+        } else if x.layout().stride()[0] % Self::V != 0 || y.layout().stride()[0] % Self::V != 0 {
+            "rmsnorm needs row strides that are multiples of the vector width (16-byte aligned rows)"
+        } else if y.shape()[0] > 1 && y.layout().stride()[0].unsigned_abs() < n as u64 {
+            "rmsnorm needs y's rows not to overlap (|row stride| >= N)"
+        } else if p.staged < 0 || p.staged > MAX_STAGED {
+            "rmsnorm stages 0 to MAX_STAGED tiles of a row"
+        } else if w.broadcast_rows(ROWS).is_none() {
+            "rmsnorm needs 4 N to fit an i64"
         } else {
-            all
+            let tiles = Self::tiles(n);
+            return Ok(RmsParams {
+                x,
+                w,
+                y,
+                eps: p.eps,
+                staged: if p.staged < tiles { p.staged } else { tiles },
+            });
+        };
+        Err(why)
+    }
+
+    /// `ceil(M / 4)` blocks of 128 threads, `staged` tiles of slots. The staging size is the
+    /// parameters' `staged`, which the kernel reads (it cannot see the limit); the launcher
+    /// derives it from the same limit (`staged_for(N, smem_limit)`) and refuses a launch whose
+    /// shared memory exceeds it.
+    fn geometry<E: Engine>(p: &RmsParams<E>, _sms: i64, _smem_limit: i64) -> Geometry {
+        Geometry {
+            grid: [(p.x.shape()[0] + ROWS - 1) / ROWS, 1],
+            threads: THREADS,
+            smem_bytes: p.staged * STAGE_BYTES,
+        }
+    }
+
+    /// Step 0: [`RmsNorm::partial`]; the warp's sum; step 1: [`RmsNorm::finish`].
+    #[inline(always)]
+    unsafe fn step<E: Mem<T>, S: Mem<V4> + AsyncCopy<E>>(
+        k: usize,
+        p: &RmsParams<E>,
+        c: &Ctx<S>,
+        carry: f32,
+    ) -> f32 {
+        if k == 0 {
+            Self::partial(p, c)
+        } else {
+            Self::finish(p, c, carry);
+            carry
         }
     }
 }
 
 /// The sum of the squares of an atom's elements.
 #[inline(always)]
-fn sum_sq<T: Elem>(a: &Atom) -> f32 {
+fn sum_sq<T: Elem>(a: &V4) -> f32 {
     let mut s = 0.0f32;
     let mut i = 0;
     while i < 128 / T::BITS {
@@ -315,9 +362,9 @@ fn sum_sq<T: Elem>(a: &Atom) -> f32 {
 
 /// The bits of element `i` of an atom.
 #[inline(always)]
-fn lane<T: Elem>(a: &Atom, i: i64) -> u32 {
+fn lane<T: Elem>(a: &V4, i: i64) -> u32 {
     let per = 32 / T::BITS; // elements per word
-    let w = a[(i / per) as usize];
+    let w = a.0[(i / per) as usize];
     if per == 1 {
         w
     } else {
@@ -327,7 +374,7 @@ fn lane<T: Elem>(a: &Atom, i: i64) -> u32 {
 
 /// `x * rstd * w`, element by element, rounded to `T`.
 #[inline(always)]
-fn scale<T: Elem>(x: &Atom, w: &Atom, rstd: f32) -> Atom {
+fn scale<T: Elem>(x: &V4, w: &V4, rstd: f32) -> V4 {
     let per = 32 / T::BITS;
     let y = |i: i64| T::widen(lane::<T>(x, i)) * rstd * T::widen(lane::<T>(w, i));
     let mut out = [0u32; 4];
@@ -341,43 +388,7 @@ fn scale<T: Elem>(x: &Atom, w: &Atom, rstd: f32) -> Atom {
         };
         word += 1;
     }
-    out
-}
-
-/// An RMSNorm problem: `x` is `(M,N):(N,1)`, `N` a multiple of 8.
-#[derive(Clone, Copy, Debug)]
-pub struct Problem {
-    /// The input's (and output's) layout.
-    pub x: FlatLayout<2>,
-    /// Added to the mean square.
-    pub eps: f32,
-    /// Tiles of each row staged in shared memory (`staged * STAGE_BYTES` bytes per block);
-    /// the rest are read twice.
-    pub staged: i64,
-}
-
-impl Problem {
-    /// `M x N`, with `staged` tiles of each row staged in shared memory; `None` unless
-    /// `M >= 1`, `N >= 8` a multiple of 8, `staged >= 0` and nothing overflows.
-    #[inline(always)]
-    pub const fn new(rows: i64, cols: i64, eps: f32, staged: i64) -> Option<Self> {
-        if cols % 8 != 0 || cols < 8 || staged < 0 {
-            return None;
-        }
-        match FlatLayout::row_major([rows, cols]) {
-            Ok(x) => Some(Self { x, eps, staged }),
-            Err(_) => None,
-        }
-    }
-    /// Blocks: `ceil(M / 4)`.
-    pub const fn grid(&self) -> i64 {
-        (self.x.shape()[0] + ROWS - 1) / ROWS
-    }
-    /// `1 / sqrt(sum_sq / N + eps)`.
-    #[inline(always)]
-    pub fn rstd(&self, sum_sq: f32) -> f32 {
-        1.0 / sqrt(sum_sq / self.x.shape()[1] as f32 + self.eps)
-    }
+    V4(out)
 }
 
 #[cfg(target_arch = "nvptx64")]

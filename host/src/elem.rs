@@ -4,6 +4,7 @@ use half::{bf16, f16};
 use tessel_gpu::copy::{CopyParams, VecCopy};
 use tessel_gpu::ctx::Entry;
 use tessel_gpu::mem::Gmem;
+use tessel_gpu::rmsnorm::{RmsNorm, RmsParams};
 use tessel_gpu::transpose::{Padded, SmemTile, Swizzled, Transpose, TransposeParams};
 
 /// An element type of the kernels.
@@ -105,6 +106,18 @@ impl<T: Elem> TransposeTile<T> for Padded<T> {
 }
 impl<T: Elem> TransposeTile<T> for Swizzled<T> {
     type Kernel = T::TransposeSwizzle;
+}
+
+/// An element type with an RMSNorm kernel: `f32`, `bf16`.
+pub trait RmsElem: Elem + tessel_gpu::rmsnorm::Elem {
+    /// Its RMSNorm kernel (`tessel_gpu::kernels!` declares one per type).
+    type Rms: Entry<T = Self, Params<Gmem<Self>> = RmsParams<Gmem<Self>>>;
+}
+impl RmsElem for f32 {
+    type Rms = RmsNorm<f32>;
+}
+impl RmsElem for bf16 {
+    type Rms = RmsNorm<bf16>;
 }
 
 /// A small, fast generator (SplitMix64) for test inputs: seeded, so a failure can be replayed.

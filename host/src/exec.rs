@@ -1,8 +1,8 @@
-//! Host executions of the kernels: the kernels' own steps (`tessel_gpu::copy`,
-//! `tessel_gpu::transpose`, through [`run`]; RMSNorm's partitioning functions) run on the CPU for
-//! every block and thread, with host memory in place of global and shared memory. Each produces the
-//! output the device must produce, and counts how often every output element was written: the
-//! threads must cover the output exactly once.
+//! Host executions of the kernels: each kernel's own steps (`tessel_gpu::copy`, `axpby`,
+//! `rmsnorm`, `transpose`, through [`run`]) on the CPU for every block and thread, with host memory
+//! in place of global and shared memory. Each produces the output the device must produce, and
+//! counts how often every output element was written: the threads must cover the output exactly
+//! once.
 
 use crate::elem::Elem;
 use layout_core::{Engine, FlatLayout, FlatTensor};
@@ -10,9 +10,9 @@ use tessel_gpu::axpby::{Axpby, AxpbyParams};
 use tessel_gpu::copy;
 use tessel_gpu::copy::{CopyParams, VecCopy};
 use tessel_gpu::ctx::{Collective, Ctx, Geometry, Kernel};
-use tessel_gpu::mem::{Mem, V4};
+use tessel_gpu::mem::{AsyncCopy, Mem, V4};
 use tessel_gpu::rmsnorm::Elem as Real;
-use tessel_gpu::rmsnorm::{self as rms, Atom, RmsMem, RmsNorm, Src};
+use tessel_gpu::rmsnorm::{self as rms, RmsNorm, RmsParams};
 use tessel_gpu::transpose::{SmemTile, Transpose, TransposeParams};
 
 /// What a host execution produced.
@@ -45,6 +45,9 @@ pub struct HostMem<T> {
     len: i64,
     pos: i64,
     strict: bool,
+    /// Asynchronous copies started and not yet waited for (element index, bytes), or null: then
+    /// an asynchronous copy lands at once.
+    in_flight: *mut Vec<(i64, V4)>,
 }
 impl<T> Clone for HostMem<T> {
     fn clone(&self) -> Self {
@@ -67,6 +70,7 @@ impl<T> HostMem<T> {
             len: data.len() as i64,
             pos: 0,
             strict: false,
+            in_flight: std::ptr::null_mut(),
         }
     }
     /// The same engine, where reading an element that was never written panics (shared memory:
@@ -76,6 +80,17 @@ impl<T> HostMem<T> {
             strict: true,
             ..self
         }
+    }
+    /// The same engine, where an asynchronous copy into it ([`AsyncCopy`]) is recorded in
+    /// `in_flight` and lands (is written, and counted) only at the copying thread's
+    /// `wait_all`: a read before the wait reads an element never written, which a strict engine
+    /// panics on.
+    ///
+    /// # Safety
+    /// `in_flight` must be valid, and outlive every use of the engine and of the engines advanced
+    /// from it; nothing else may access it while they are in use.
+    pub unsafe fn with_async_copies(self, in_flight: *mut Vec<(i64, V4)>) -> Self {
+        Self { in_flight, ..self }
     }
     fn check_written(&self, i: usize, n: usize) {
         if self.strict {
@@ -155,10 +170,33 @@ impl<T: Copy> Mem<T> for HostMem<T> {
     }
 }
 
+impl<T: Copy, U: Copy> AsyncCopy<HostMem<T>> for HostMem<U> {
+    /// Reads the 16 bytes at `src` now (checked) and checks the destination; they land at the
+    /// thread's [`AsyncCopy::wait_all`] when the engine records copies in flight, else at once.
+    unsafe fn copy_async_v4(&self, src: &HostMem<T>) {
+        let v = src.read_v4();
+        self.check_v4("asynchronous copy");
+        match self.in_flight.as_mut() {
+            Some(log) => log.push((self.pos, v)),
+            None => self.write_v4(v),
+        }
+    }
+    /// Lands the copies in flight: writes them (each counted as a write).
+    unsafe fn wait_all(&self) {
+        if let Some(log) = self.in_flight.as_mut() {
+            for (pos, v) in std::mem::take(log) {
+                self.advance(pos - self.pos).write_v4(v);
+            }
+        }
+    }
+}
+
 /// Runs kernel `K` on the host over `geometry`: for every block, each step for all its threads
 /// in turn, the collectives between the steps performed as the device does (a barrier is the
 /// end of a step; a warp's sum is the same butterfly), with a fresh shared-memory buffer per
-/// block in which a read of an element not yet written panics. `p` must be prepared.
+/// block in which a read of an element not yet written panics. An asynchronous copy into shared
+/// memory lands at its thread's wait ([`HostMem::with_async_copies`]); a thread that ends a step
+/// with copies in flight panics. `p` must be prepared.
 pub fn run<K: Kernel>(p: &K::Params<HostMem<K::T>>, geometry: Geometry) {
     let shared = std::mem::size_of::<K::Shared>().max(1) as i64;
     let nthreads = geometry.threads as usize;
@@ -167,8 +205,15 @@ pub fn run<K: Kernel>(p: &K::Params<HostMem<K::T>>, geometry: Geometry) {
             let n = (geometry.smem_bytes / shared) as usize;
             let mut smem = vec![K::Shared::default(); n];
             let mut written = vec![0u32; n];
-            // SAFETY: both buffers outlive this block's steps.
-            let s = unsafe { HostMem::new(&mut smem, &mut written) }.strict();
+            let mut copies = Vec::new();
+            let in_flight: *mut Vec<(i64, V4)> = &mut copies;
+            // SAFETY: the three buffers outlive this block's steps; `in_flight` is read below
+            // only between two steps of a thread, when no engine is in use.
+            let s = unsafe {
+                HostMem::new(&mut smem, &mut written)
+                    .strict()
+                    .with_async_copies(in_flight)
+            };
             let ctx = |thread: usize| Ctx {
                 block: [bx, by],
                 grid: geometry.grid,
@@ -186,6 +231,12 @@ pub fn run<K: Kernel>(p: &K::Params<HostMem<K::T>>, geometry: Geometry) {
                 for (t, c) in carry.iter_mut().enumerate() {
                     // SAFETY: host memory; every access is checked and panics out of range.
                     *c = unsafe { K::step(k, p, &ctx(t), *c) };
+                    // SAFETY: as above
+                    let left = unsafe { (*in_flight).len() };
+                    assert!(
+                        left == 0,
+                        "thread {t} of block ({bx}, {by}) ended step {k} with {left} asynchronous copies not waited for"
+                    );
                 }
             }
         }
@@ -319,66 +370,62 @@ pub fn transpose<T: Copy + Default, S: SmemTile<T>>(
         .expect("row-major layouts the transpose takes")
 }
 
-/// Host memory for an RMSNorm thread: 128-bit accesses gather and scatter `V` elements' bits.
-struct HostRms<'a, T> {
-    x: &'a [T],
-    w: &'a [T],
-    y: &'a mut [T],
-    writes: &'a mut [u32],
-    v: usize,
-    /// The running thread's staging slots (`None`: not staged, or staged and not waited for).
-    slots: Vec<Option<Atom>>,
-    /// Staged but not yet waited for.
-    pending: Vec<(usize, Atom)>,
+/// `cosize(l)` of a layout with non-negative strides: the buffer length it needs.
+fn cosize<const N: usize>(l: &FlatLayout<N>) -> usize {
+    let last = l.shape().map(|s| s - 1);
+    (l.dot(last) + 1) as usize
 }
 
-impl<T: Elem> RmsMem for HostRms<'_, T> {
-    unsafe fn load(&mut self, src: Src, off: i64) -> Atom {
-        let data = match src {
-            Src::X => self.x,
-            Src::W => self.w,
-        };
-        // `per` elements of `32 / per` bits in each 32-bit word
-        let (o, per) = (off as usize, self.v / 4);
-        assert_eq!(o % self.v, 0, "unaligned 128-bit access at {o}");
-        let mut a = [0u32; 4];
-        for (i, e) in data[o..o + self.v].iter().enumerate() {
-            a[i / per] |= e.bits() << ((i % per) * (32 / per));
+/// The RMSNorm kernel on the host, through its declaration ([`run`] over its `prepare`d
+/// parameters and its `geometry`): `x` and `y` of layouts `lx` and `ly` (non-negative strides) over
+/// buffers of their cosizes, `y` starting as `poison` (elements between padded rows stay so), `w`
+/// of layout `lw`; `staged` tiles of each row staged in shared memory. `Err` is the kernel's
+/// refusal (`prepare`'s condition). Each thread has its own staging slots, as on the device; a
+/// slot read before its copy landed panics, as does any access outside a buffer.
+#[allow(clippy::too_many_arguments)]
+pub fn rmsnorm_strided<T: Elem + rms::Elem>(
+    x: &[T],
+    lx: FlatLayout<2>,
+    w: &[T],
+    lw: FlatLayout<1>,
+    ly: FlatLayout<2>,
+    eps: f32,
+    staged: i64,
+    poison: T,
+) -> Result<Run<T>, &'static str> {
+    assert!(
+        x.len() >= cosize(&lx),
+        "x's buffer is shorter than its layout"
+    );
+    assert!(
+        w.len() >= cosize(&lw),
+        "w's buffer is shorter than its layout"
+    );
+    let (mut x, mut w) = (x.to_vec(), w.to_vec());
+    let (mut x_writes, mut w_writes) = (vec![0u32; x.len()], vec![0u32; w.len()]);
+    let mut out = vec![poison; cosize(&ly)];
+    let mut writes = vec![0u32; out.len()];
+    // SAFETY: the six buffers outlive the run below and are reached only through the engines.
+    let p = unsafe {
+        RmsParams {
+            x: FlatTensor::new(HostMem::new(&mut x, &mut x_writes), lx),
+            w: FlatTensor::new(HostMem::new(&mut w, &mut w_writes), lw),
+            y: FlatTensor::new(HostMem::new(&mut out, &mut writes), ly),
+            eps,
+            staged,
         }
-        a
-    }
-    unsafe fn stage(&mut self, k: i64, off: i64) {
-        let a = self.load(Src::X, off);
-        self.pending.push((k as usize, a));
-    }
-    unsafe fn wait_staged(&mut self) {
-        for (k, a) in self.pending.drain(..) {
-            self.slots[k] = Some(a);
-        }
-    }
-    unsafe fn staged(&mut self, k: i64) -> Atom {
-        self.slots[k as usize]
-            .unwrap_or_else(|| panic!("slot {k} read before it was staged and waited for"))
-    }
-    unsafe fn store(&mut self, off: i64, v: Atom) {
-        let (o, per) = (off as usize, self.v / 4);
-        let bits = 32 / per;
-        let mask = if bits == 32 {
-            u32::MAX
-        } else {
-            (1 << bits) - 1
-        };
-        for i in 0..self.v {
-            self.y[o + i] = T::from_bits((v[i / per] >> ((i % per) * bits)) & mask);
-            self.writes[o + i] += 1;
-        }
-    }
+    };
+    let p = RmsNorm::<T>::prepare(p)?;
+    run::<RmsNorm<T>>(&p, RmsNorm::<T>::geometry(&p, 132, i64::MAX));
+    assert!(
+        x_writes.iter().chain(&w_writes).all(|&n| n == 0),
+        "rmsnorm wrote its input"
+    );
+    Ok(Run { out, writes })
 }
 
-/// The RMSNorm kernel on the host, staging `staged` tiles per row: every block's four warps run
-/// pass 1 for their 32 lanes, the warp's butterfly sum (as the shuffles do it), then pass 2. Each
-/// thread has its own staging slots, as on the device; a slot read before it was staged and
-/// waited for panics.
+/// The RMSNorm kernel on the host for a row-major `rows x cols` `x` and `y` and `w` `cols:1`
+/// ([`rmsnorm_strided`]), staging `staged` tiles per row; panics where the kernel refuses.
 pub fn rmsnorm<T: Elem + rms::Elem>(
     x: &[T],
     w: &[T],
@@ -388,42 +435,10 @@ pub fn rmsnorm<T: Elem + rms::Elem>(
     staged: i64,
     poison: T,
 ) -> Run<T> {
-    let p =
-        rms::Problem::new(rows, cols, eps, staged).expect("M >= 1 and N a positive multiple of 8");
     assert_eq!(x.len() as i64, rows * cols, "x size");
     assert_eq!(w.len() as i64, cols, "w size");
-    let mut out = vec![poison; x.len()];
-    let mut writes = vec![0u32; x.len()];
-    let mut m = HostRms {
-        x,
-        w,
-        y: &mut out,
-        writes: &mut writes,
-        v: RmsNorm::<T>::V as usize,
-        slots: vec![],
-        pending: vec![],
-    };
-    let nslots = staged.max(0) as usize;
-    for b in 0..p.grid() {
-        for warp in 0..rms::ROWS {
-            let ts: Vec<i64> = (0..32).map(|lane| warp * 32 + lane).collect();
-            let mut slots = vec![vec![None; nslots]; 32];
-            let mut v = vec![0f32; 32];
-            for (i, &t) in ts.iter().enumerate() {
-                m.slots = std::mem::take(&mut slots[i]);
-                // SAFETY: host memory; out-of-range accesses panic.
-                v[i] = unsafe { RmsNorm::<T>::partial(&p, &mut m, b, t) };
-                slots[i] = std::mem::take(&mut m.slots);
-            }
-            for mask in [16, 8, 4, 2, 1] {
-                v = (0..32).map(|i| v[i] + v[i ^ mask]).collect();
-            }
-            for (i, &t) in ts.iter().enumerate() {
-                m.slots = std::mem::take(&mut slots[i]);
-                // SAFETY: as above
-                unsafe { RmsNorm::<T>::finish(&p, &mut m, b, t, v[i]) };
-            }
-        }
-    }
-    Run { out, writes }
+    let lx = FlatLayout::row_major([rows, cols]).expect("an M x N layout");
+    let lw = FlatLayout::row_major([cols]).expect("an N layout");
+    rmsnorm_strided(x, lx, w, lw, lx, eps, staged, poison)
+        .unwrap_or_else(|why| panic!("{rows}x{cols}: {why}"))
 }

@@ -18,9 +18,10 @@ use tessel_gpu::axpby::{Axpby, AxpbyParams};
 use tessel_gpu::copy::CopyParams;
 use tessel_gpu::ctx::Entry;
 use tessel_gpu::mem::Gmem;
+use tessel_gpu::rmsnorm::{RmsNorm, RmsParams};
 use tessel_gpu::transpose::TransposeParams;
 
-use crate::elem::{Elem, TransposeTile};
+use crate::elem::{Elem, RmsElem, TransposeTile};
 
 /// Why a GPU operation did not happen.
 #[derive(Debug)]
@@ -80,16 +81,6 @@ trait Context<T> {
 impl<T> Context<T> for std::result::Result<T, DriverError> {
     fn ctx(self, what: impl FnOnce() -> String) -> Result<T> {
         self.map_err(|err| GpuError::Driver { what: what(), err })
-    }
-}
-
-/// The extents `(rows, cols)` of a rank-2 layout.
-fn extents(kernel: &str, l: &Layout) -> Result<(i64, i64)> {
-    match (l.get(0), l.get(1)) {
-        (Ok(r), Ok(c)) if l.rank() == 2 => Ok((r.size(), c.size())),
-        _ => Err(GpuError::Invalid(format!(
-            "{kernel} needs a rank-2 tensor, got {l}"
-        ))),
     }
 }
 
@@ -284,8 +275,7 @@ impl Gpu {
             .and_then(|v| v.parse::<i64>().ok())
             .map_or(smem_optin, |v| v.clamp(0, smem_optin));
         let mut kernels = HashMap::new();
-        let names = tessel_gpu::KERNELS.iter().map(|k| k.name);
-        for k in names.chain(tessel_gpu::LEGACY) {
+        for k in tessel_gpu::KERNELS.iter().map(|k| k.name) {
             let f = module
                 .load_function(k)
                 .ctx(|| format!("kernel {k} in the PTX"))?;
@@ -465,54 +455,24 @@ impl Gpu {
     }
 
     /// `y = x / sqrt(mean(x^2) + eps) * w` row by row with the `rmsnorm_<T>` kernel: `x` and `y`
-    /// `(M,N):(N,1)`, `w` `N:1`, `N` a multiple of 8.
-    pub fn rmsnorm<T: Elem + tessel_gpu::rmsnorm::Elem>(
+    /// `(M,N)` of one shape (any row stride keeping rows 16-byte aligned, unit column stride), `w`
+    /// `N:1`, `N` a multiple of the vector width (the kernel's `prepare` names a violated
+    /// condition); rows staged in the shared memory [`Gpu::rmsnorm_smem`] allows.
+    pub fn rmsnorm<T: RmsElem>(
         &self,
         x: &DeviceTensor<T>,
         w: &DeviceTensor<T>,
         y: &mut DeviceTensor<T>,
         eps: f32,
     ) -> Result<()> {
-        let (rows, cols) = extents("rmsnorm", &x.layout)?;
-        let want = row_major(rows, cols)?;
-        let want_w = Layout::int(cols, 1).ok();
-        if want != x.layout || want != y.layout || want_w.as_ref() != Some(&w.layout) {
-            return Err(GpuError::Invalid(format!(
-                "rmsnorm needs x and y ({rows},{cols}):({cols},1) and w {cols}:1, got {}, {} and {}",
-                x.layout, y.layout, w.layout
-            )));
-        }
-        let staged = tessel_gpu::rmsnorm::RmsNorm::<T>::staged_for(cols, self.rmsnorm_smem);
-        let p = tessel_gpu::rmsnorm::Problem::new(rows, cols, eps, staged).ok_or_else(|| {
-            GpuError::Invalid(format!(
-                "rmsnorm needs N a positive multiple of 8, got N = {cols}"
-            ))
-        })?;
-        if p.grid() > i64::from(u32::MAX) {
-            return Err(GpuError::Invalid(format!(
-                "{rows} rows need more blocks than a grid has"
-            )));
-        }
-        let name = format!("rmsnorm_{}", T::NAME);
-        let f = self.function(&name)?;
-        // at most rmsnorm_smem, the limit set at open
-        let smem = (staged * tessel_gpu::rmsnorm::STAGE_BYTES) as u32;
-        let cfg = LaunchConfig {
-            grid_dim: (p.grid() as u32, 1, 1),
-            block_dim: (tessel_gpu::rmsnorm::THREADS as u32, 1, 1),
-            shared_mem_bytes: smem,
-        };
-        let mut b = self.stream.launch_builder(f);
-        b.arg(&x.buf)
-            .arg(&w.buf)
-            .arg(&mut y.buf)
-            .arg(&rows)
-            .arg(&cols)
-            .arg(&eps)
-            .arg(&staged);
-        // SAFETY: the arguments match the kernel's signature and the layouts were checked.
-        unsafe { b.launch(cfg) }.ctx(|| format!("launching {name}"))?;
-        Ok(())
+        let x = x.param("x")?;
+        self.launch::<T::Rms>(RmsParams {
+            x,
+            w: w.param("w")?,
+            y: y.param("y")?,
+            eps,
+            staged: RmsNorm::<T>::staged_for(x.shape()[1], self.rmsnorm_smem),
+        })
     }
 
     /// `cuMemcpyDtoDAsync` of `src` into `dst` (the same length).

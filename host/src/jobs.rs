@@ -9,9 +9,10 @@ use tessel_gpu::copy::VecCopy;
 use tessel_gpu::ctx::{Entry, Kernel};
 use tessel_gpu::mem::Gmem;
 use tessel_gpu::rmsnorm::Elem as Real;
+use tessel_gpu::rmsnorm::RmsNorm;
 use tessel_gpu::transpose::Swizzled;
 
-use crate::elem::{Elem, Rng, TransposeTile};
+use crate::elem::{Elem, RmsElem, Rng, TransposeTile};
 use crate::exec;
 use crate::gpu::{row_major, DeviceTensor, Gpu, GpuError, Result};
 
@@ -279,7 +280,7 @@ pub fn rmsnorm_tolerance<T: Elem>() -> f64 {
 
 /// RMSNorm of a random `rows x cols` matrix: the device's output (and the host execution's)
 /// against the f64 reference, and the host execution's writes for exactly-once coverage.
-pub fn run_rmsnorm<T: Elem + tessel_gpu::rmsnorm::Elem>(
+pub fn run_rmsnorm<T: RmsElem>(
     gpu: Option<&Gpu>,
     rows: usize,
     cols: usize,
@@ -296,7 +297,7 @@ pub fn run_rmsnorm<T: Elem + tessel_gpu::rmsnorm::Elem>(
     let want = rmsnorm_reference(&x, &w, cols, eps as f64);
     // stage as the device does (an H100's 227 KiB per block where there is no GPU)
     let smem = gpu.map_or(232_448, |g| g.rmsnorm_smem());
-    let staged = tessel_gpu::rmsnorm::RmsNorm::<T>::staged_for(cols as i64, smem);
+    let staged = RmsNorm::<T>::staged_for(cols as i64, smem);
     let host = exec::rmsnorm(&x, &w, rows as i64, cols as i64, eps, staged, T::poison());
     let what = format!("rmsnorm {} {rows}x{cols}", T::NAME);
     let tol = rmsnorm_tolerance::<T>();
@@ -343,7 +344,7 @@ pub fn run_rmsnorm<T: Elem + tessel_gpu::rmsnorm::Elem>(
 }
 
 /// Times RMSNorm of `rows x cols` and a memcpy of the same bytes (x read, y written).
-pub fn bench_rmsnorm<T: Elem + tessel_gpu::rmsnorm::Elem>(
+pub fn bench_rmsnorm<T: RmsElem>(
     g: &Gpu,
     rows: usize,
     cols: usize,

@@ -5,14 +5,13 @@
 
 use half::{bf16, f16};
 use host::elem::{Elem, Rng};
-use host::exec;
-use layout_core::{coalesce, left_inverse, Layout};
+use host::exec::{self, HostMem};
+use layout_core::{coalesce, left_inverse, FlatLayout, Layout};
 use proptest::prelude::*;
 // the seeded runner of the layout-core tests (one file, used by both crates)
 #[path = "../../layout-core/tests/common/mod.rs"]
 mod common;
 use common::check;
-use layout_core::FlatLayout;
 use tessel_gpu::copy::{VecCopy, THREADS as COPY_THREADS};
 use tessel_gpu::transpose::{Padded, SmemTile, Swizzled, PLAN, THREADS, TILE, TV, VALUES};
 
@@ -293,36 +292,38 @@ fn rmsnorm_covers_every_element_once() {
     );
 }
 
-/// The RMSNorm kernel's coordinate shortcut is the tensor API's answer: thread `t`'s first value
-/// of `partition_S(get_slice(t), local_tile(make_identity_tensor((M,N)), (4, 32V), (b, k)))`.
+/// The RMSNorm kernel's partition is the tensor API's: thread `t`'s values of
+/// `partition_S(local_tile(make_coord_tensor((M,N)), (4, 32V), (b, k)))` through the kernel's
+/// `PLAN` are those of the general `partition_S(get_slice(t), local_tile(make_identity_tensor((M,N)),
+/// ...))` with its `COPY`, and they are one atom: `V` consecutive columns of one row.
 #[test]
 fn rmsnorm_coordinates_are_the_identity_tensors() {
-    use layout_core::{make_identity_tensor, IntTuple};
-    use tessel_gpu::rmsnorm::{RmsNorm, ROWS};
-    fn check<T: tessel_gpu::rmsnorm::Elem>(m: i64, n: i64) {
+    use layout_core::{make_coord_tensor, make_identity_tensor, IntTuple};
+    use tessel_gpu::rmsnorm::{Elem as RmsElem, RmsNorm, ROWS};
+    fn check<T: RmsElem>(m: i64, n: i64) {
         let id = make_identity_tensor(&IntTuple::from_ints(&[m, n]).unwrap()).unwrap();
-        let tile_n = RmsNorm::<T>::TILE_N;
-        let copy = RmsNorm::<T>::COPY;
+        let cod = id.engine().codomain.unwrap();
+        let fid = make_coord_tensor([m, n]);
+        let (tiler, copy, plan) = (RmsNorm::<T>::TILER, RmsNorm::<T>::COPY, RmsNorm::<T>::PLAN);
+        assert_eq!(plan.values(), RmsNorm::<T>::V);
         for b in 0..(m + ROWS - 1) / ROWS {
-            for k in 0..(n + tile_n - 1) / tile_n {
+            for k in 0..RmsNorm::<T>::tiles(n) {
                 let tile = id
                     .local_tile(
-                        &IntTuple::from_ints(&[ROWS, tile_n]).unwrap(),
+                        &IntTuple::from_ints(&tiler).unwrap(),
                         &IntTuple::from_ints(&[b, k]).unwrap(),
                     )
                     .unwrap();
+                let ftile = fid.local_tile(tiler, [b, k]);
                 for t in 0..copy.threads() {
                     let part = copy.get_slice(t).unwrap().partition_S(&tile).unwrap();
-                    assert_eq!(
-                        RmsNorm::<T>::coord(b, k, t),
-                        part.value(0),
-                        "b={b} k={k} t={t}"
-                    );
-                    // the atom's values are the next columns of the same row
-                    let c0 = id.engine().codomain.unwrap().decode(part.value(0));
+                    let fpart = plan.get_slice(t).partition_S(&ftile);
+                    let c0 = fpart.coord(0);
                     for v in 0..part.layout().size() {
-                        let c = id.engine().codomain.unwrap().decode(part.value(v));
-                        assert_eq!((c[0], c[1]), (c0[0], c0[1] + v));
+                        let c = cod.decode(part.value(v));
+                        assert_eq!(fpart.coord(v), [c[0], c[1]], "b={b} k={k} t={t} v={v}");
+                        assert_eq!(fpart.coord(v), [c0[0], c0[1] + v]);
+                        assert_eq!(fpart.elem_less(v), fpart.elem_less(0));
                     }
                 }
             }
@@ -364,4 +365,147 @@ fn axpby_refuses_different_shapes() {
         e.err().as_deref(),
         Some("axpby needs x and y of the same shape")
     );
+}
+/// `M x N` with row stride `ld`: the layout and a buffer of its cosize, padding elements `pad`.
+fn padded<T: Elem>(
+    rng: &mut Rng,
+    m: usize,
+    n: usize,
+    ld: usize,
+    pad: T,
+) -> (Vec<T>, FlatLayout<2>) {
+    let l = FlatLayout::new([m as i64, n as i64], [ld as i64, 1]).unwrap();
+    let mut buf = vec![pad; (m - 1) * ld + n];
+    for i in 0..m {
+        buf[i * ld..i * ld + n].copy_from_slice(&rng.fill::<T>(n));
+    }
+    (buf, l)
+}
+
+/// RMSNorm of padded rows (`x` and `y` with row strides above `N`, and different): the output is
+/// the unpadded run's bit for bit, each element of `y` written once, the padding never.
+fn rmsnorm_padded_ok<T: Elem + tessel_gpu::rmsnorm::Elem>(
+    m: usize,
+    n: usize,
+    pads: (usize, usize),
+    staged: i64,
+    seed: u64,
+) -> Result<(), TestCaseError> {
+    let mut rng = Rng::new(seed);
+    let (ldx, ldy) = (n + pads.0, n + pads.1);
+    let (x, lx) = padded::<T>(&mut rng, m, n, ldx, T::poison());
+    let w: Vec<T> = rng.fill(n);
+    let ly = FlatLayout::new([m as i64, n as i64], [ldy as i64, 1]).unwrap();
+    let lw = FlatLayout::new([n as i64], [1]).unwrap();
+    let run = exec::rmsnorm_strided(&x, lx, &w, lw, ly, 1e-6, staged, T::poison()).unwrap();
+    let dense: Vec<T> = (0..m)
+        .flat_map(|i| x[i * ldx..i * ldx + n].to_vec())
+        .collect();
+    let want = exec::rmsnorm(&dense, &w, m as i64, n as i64, 1e-6, staged, T::poison());
+    prop_assert_eq!(want.coverage_error(), None);
+    for (k, (v, &c)) in run.out.iter().zip(&run.writes).enumerate() {
+        let (i, j) = (k / ldy, k % ldy);
+        if j < n {
+            prop_assert_eq!(c, 1, "y({}, {}) written {} times", i, j, c);
+            prop_assert_eq!(v.bits(), want.out[i * n + j].bits(), "y({}, {})", i, j);
+        } else {
+            prop_assert_eq!(c, 0, "padding {} written", k);
+            prop_assert_eq!(v.bits(), T::poison().bits());
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn rmsnorm_of_padded_rows() {
+    // (m, n / 8, x's padding / 8, y's padding / 8, staged, seed)
+    let strategy = (
+        1usize..12,
+        1usize..100,
+        1usize..20,
+        0usize..20,
+        0i64..5,
+        any::<u64>(),
+    );
+    check(
+        "rmsnorm_of_padded_rows",
+        40,
+        1.0,
+        &[],
+        strategy,
+        |(m, n8, px, py, staged, seed), t| {
+            rmsnorm_padded_ok::<bf16>(m, 8 * n8, (8 * px, 8 * py), staged, seed)?;
+            // f32 atoms are 4 wide: N and the paddings multiples of 4 only
+            rmsnorm_padded_ok::<f32>(m, 8 * n8 - 4, (4 * px, 4 * py), staged, seed)?;
+            t.hit();
+            Ok(())
+        },
+    );
+}
+
+/// What the RMSNorm kernel refuses, each with the condition it names.
+#[test]
+fn rmsnorm_refuses_what_it_cannot_do() {
+    let l2 = |s: [i64; 2], d: [i64; 2]| FlatLayout::new(s, d).unwrap();
+    let l1 = |n: i64, d: i64| FlatLayout::new([n], [d]).unwrap();
+    let buf = vec![bf16::from_f32(1.0); 4096];
+    let refuse = |lx, lw, ly, staged, want: &str| {
+        let why = exec::rmsnorm_strided(&buf, lx, &buf, lw, ly, 1e-6, staged, bf16::poison())
+            .err()
+            .unwrap_or_else(|| panic!("{lx:?} {lw:?} {ly:?} staged {staged} accepted"));
+        assert!(why.contains(want), "{why:?} does not say {want:?}");
+    };
+    let (x, w) = (l2([4, 64], [64, 1]), l1(64, 1));
+    // N = 12: not whole 128-bit atoms of bf16
+    let x12 = l2([4, 12], [16, 1]);
+    refuse(x12, l1(12, 1), x12, 1, "multiple of the vector width");
+    // column-major x: no unit stride along the rows
+    refuse(l2([4, 64], [1, 4]), w, x, 1, "unit strides");
+    // w strided
+    refuse(x, l1(64, 2), x, 1, "unit strides");
+    // rows not 16-byte aligned
+    let x_odd = l2([4, 64], [68 + 1, 1]);
+    refuse(x_odd, w, x, 1, "row strides");
+    // shapes that differ
+    refuse(x, w, l2([3, 64], [64, 1]), 1, "same shape");
+    refuse(x, l1(56, 1), x, 1, "w of N elements");
+    refuse(x, w, x, -1, "stages");
+    // y's rows overlapping (row stride 8 < N = 64): threads would race
+    refuse(x, w, l2([4, 64], [8, 1]), 1, "not to overlap");
+    // and what it accepts: f32 rows of 4-wide atoms (N = 12), padded
+    let xf = FlatLayout::new([3, 12], [16, 1]).unwrap();
+    let run = exec::rmsnorm_strided(
+        &[1.0f32; 48],
+        xf,
+        &[1.0f32; 12],
+        l1(12, 1),
+        xf,
+        0.0,
+        1,
+        f32::poison(),
+    )
+    .unwrap();
+    assert!(run
+        .out
+        .chunks(16)
+        .all(|r| r[..12].iter().all(|&v| v == 1.0)));
+}
+
+/// The host execution catches a staging slot read before its asynchronous copy landed.
+#[test]
+#[should_panic(expected = "read before it was written")]
+fn a_slot_read_before_the_wait_panics() {
+    use tessel_gpu::mem::{AsyncCopy, Mem, V4};
+    let (mut src, mut src_w) = (vec![1.0f32; 4], vec![0u32; 4]);
+    let (mut smem, mut smem_w) = (vec![V4::default(); 2], vec![0u32; 2]);
+    let mut in_flight = Vec::new();
+    // SAFETY: the buffers outlive the engines
+    unsafe {
+        let g = HostMem::new(&mut src, &mut src_w);
+        let s = HostMem::new(&mut smem, &mut smem_w)
+            .strict()
+            .with_async_copies(&mut in_flight);
+        s.copy_async_v4(&g);
+        let _ = s.read();
+    }
 }

@@ -70,6 +70,13 @@ impl<E: Engine, const N: usize> FlatTensor<E, N> {
             layout: FlatLayout::new_unchecked(self.layout.shape(), stride),
         })
     }
+    /// `X(c)` as a position: the engine at natural coordinate `c` (origin plus `dot(c, strides)`),
+    /// to read or write the element there. Unchecked, as [`FlatTensor::local_tile`]: `c` must be
+    /// inside the shape for the position to be the tensor's.
+    #[inline(always)]
+    pub fn at(&self, c: [i64; N]) -> E {
+        self.engine.advance(self.layout.dot(c))
+    }
     /// `local_tile(X, tile, c)`: the `tile`-shaped block at tile coordinate `c`, its origin at
     /// element `c * tile` (componentwise). The tile's shape is `tile` even where it overhangs the
     /// tensor's edge: predicate its elements with the identity tensor's tile.
@@ -86,6 +93,26 @@ impl<E: Engine, const N: usize> FlatTensor<E, N> {
         Self {
             engine: self.engine.advance(self.layout.dot(origin)),
             layout: FlatLayout::new_unchecked(tile, self.layout.stride()),
+        }
+    }
+}
+
+impl<E: Engine> FlatTensor<E, 1> {
+    /// `make_tensor(engine, prepend(layout, rows:0))`: the vector `n:d` as each row of a
+    /// `(rows, n):(0, d)` matrix (a broadcast: every row coordinate reads the same elements), to be
+    /// tiled and partitioned like a `(rows, n)` tensor. `None` unless `rows >= 1` and `rows * n`
+    /// fits an `i64` (the layout invariant).
+    ///
+    /// Post-condition: `R(i, j) == X(j)` for every `i < rows`, `j < n`.
+    #[inline(always)]
+    pub const fn broadcast_rows(&self, rows: i64) -> Option<FlatTensor<E, 2>> {
+        let (n, d) = (self.layout.shape()[0], self.layout.stride()[0]);
+        match FlatLayout::new([rows, n], [0, d]) {
+            Ok(layout) => Some(FlatTensor {
+                engine: self.engine,
+                layout,
+            }),
+            Err(_) => None,
         }
     }
 }

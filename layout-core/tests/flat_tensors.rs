@@ -191,3 +191,37 @@ fn a_tv_layout_that_is_not_a_bijection_onto_its_tile_is_refused() {
         Err(LayoutError::RankMismatch { expected: 2, .. })
     ));
 }
+
+#[test]
+fn at_is_the_element_at_a_coordinate() {
+    let (gx, fx) = tensors(5, 7, 9);
+    for i in 0..5 {
+        for j in 0..7 {
+            let g = gx.value_at(&IntTuple::from_ints(&[i, j]).unwrap()).unwrap();
+            assert_eq!(fx.at([i, j]).start, g, "({i}, {j})");
+        }
+    }
+}
+
+#[test]
+fn a_broadcast_repeats_the_vector_in_every_row() {
+    let engine = Counting {
+        start: 3,
+        codomain: None,
+    };
+    let w = FlatTensor::new(engine, FlatLayout::new([10], [2]).unwrap());
+    let b = w.broadcast_rows(4).unwrap();
+    assert_eq!(b.shape(), [4, 10]);
+    assert_eq!(b.layout().stride(), [0, 2]);
+    for i in 0..4 {
+        for j in 0..10 {
+            assert_eq!(b.at([i, j]).start, w.at([j]).start);
+        }
+    }
+    // tiled and partitioned like a (4, n) tensor: every row of a tile reads the same elements
+    let t = b.local_tile([4, 8], [0, 1]);
+    assert_eq!(t.at([3, 1]).start, w.at([9]).start);
+    assert!(w.broadcast_rows(0).is_none());
+    let huge = FlatTensor::new(engine, FlatLayout::new([i64::MAX / 2], [1]).unwrap());
+    assert!(huge.broadcast_rows(4).is_none(), "4 n overflows");
+}
