@@ -12,7 +12,7 @@ use tessel_gpu::transpose::{Padded, Swizzled};
 
 /// The sum of `iters` event-timed runs of `f`.
 fn events(g: &Gpu, iters: u64, f: impl FnMut() -> host::gpu::Result<()>) -> Duration {
-    let ms = g.time(1, iters as usize, f).expect("timed GPU work");
+    let (ms, _) = g.time(1, iters as usize, f).expect("timed GPU work");
     Duration::from_secs_f64(ms.iter().sum::<f64>() / 1e3)
 }
 

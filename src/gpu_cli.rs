@@ -509,7 +509,7 @@ pub fn run(a: RunArgs) -> ExitCode {
 
 fn print_timing(t: &Timing) {
     println!(
-        "{:<36} {:>9.4} {:>9.1} {:>9.4} {:>9.1} {:>7.1}%   [{:.4} .. {:.4}]",
+        "{:<36} {:>9.4} {:>9.1} {:>9.4} {:>9.1} {:>7.1}%   [{:.4} .. {:.4}] {:>6.1}",
         t.what,
         t.ms,
         t.gbps(),
@@ -517,7 +517,8 @@ fn print_timing(t: &Timing) {
         t.memcpy_gbps(),
         100.0 * t.ratio(),
         t.spread.0,
-        t.spread.1
+        t.spread.1,
+        t.host_us
     );
 }
 
@@ -531,9 +532,9 @@ pub fn bench(a: BenchArgs) -> ExitCode {
         }
     };
     let seed = a.seed.unwrap_or_else(Rng::fresh_seed);
-    println!("device: {} ({}, {} SMs); median of {} runs after 5 warm-ups; GB/s = (bytes read + written) / time; seed {seed}", g.name(), g.arch(), g.sms(), a.reps);
+    println!("device: {} ({}, {} SMs); median of {} runs after 5 warm-ups, queued back to back (host us: the host's time per launch call, not in the figures); GB/s = (bytes read + written) / time; seed {seed}", g.name(), g.arch(), g.sms(), a.reps);
     println!(
-        "{:<36} {:>9} {:>9} {:>9} {:>9} {:>8}   [min .. max ms]",
+        "{:<36} {:>9} {:>9} {:>9} {:>9} {:>8}   [min .. max ms] host us",
         "kernel", "ms", "GB/s", "memcpy ms", "GB/s", "of copy"
     );
     let mut rng = Rng::new(seed);

@@ -176,6 +176,8 @@ pub struct Timing {
     pub memcpy_ms: f64,
     /// Spread of the kernel's runs: (fastest, slowest) milliseconds.
     pub spread: (f64, f64),
+    /// The host's microseconds per launch call (enqueued ahead of the device: not in `ms`).
+    pub host_us: f64,
 }
 
 impl Timing {
@@ -207,14 +209,15 @@ fn timed<T: Elem>(
     dst: &mut DeviceTensor<T>,
     mut kernel: impl FnMut(&mut DeviceTensor<T>) -> Result<()>,
 ) -> Result<Timing> {
-    let k = g.time(5, reps, || kernel(dst))?;
-    let m = g.time(5, reps, || g.memcpy(src, dst))?;
+    let (k, host_us) = g.time(5, reps, || kernel(dst))?;
+    let (m, _) = g.time(5, reps, || g.memcpy(src, dst))?;
     Ok(Timing {
         what,
         bytes: 2.0 * (src.len() * std::mem::size_of::<T>()) as f64,
         ms: median(&k),
         memcpy_ms: median(&m),
         spread: (k[0], k[k.len() - 1]),
+        host_us,
     })
 }
 
@@ -485,13 +488,14 @@ where
     let half = m * n * 3 / 2;
     let s = g.upload(&rng.fill::<T>(half), vector(half)?)?;
     let mut d = g.filled(vector(half)?, T::poison())?;
-    let k = g.time(5, reps, || g.axpby(&x, &mut y, 1.0001, -0.5))?;
-    let c = g.time(5, reps, || g.memcpy(&s, &mut d))?;
+    let (k, host_us) = g.time(5, reps, || g.axpby(&x, &mut y, 1.0001, -0.5))?;
+    let (c, _) = g.time(5, reps, || g.memcpy(&s, &mut d))?;
     Ok(Timing {
         what: format!("axpby_{} {m}x{n}", T::NAME),
         bytes: 3.0 * (m * n * std::mem::size_of::<T>()) as f64,
         ms: median(&k),
         memcpy_ms: median(&c),
         spread: (k[0], k[k.len() - 1]),
+        host_us,
     })
 }
