@@ -195,12 +195,9 @@ impl<T: Real> Kernel for Axpby<T> {
 
     /// One block per tile: `(ceil(N / 32V), ceil(M / 16))`.
     fn geometry<E: Engine>(p: &AxpbyParams<E>, _sms: i64, _smem_limit: i64) -> Geometry {
-        let [m, n] = p.x.shape();
+        let [rows, cols] = p.x.layout().tiles(Self::TILER);
         Geometry {
-            grid: [
-                (n + Self::TILER[1] - 1) / Self::TILER[1],
-                (m + Self::TILER[0] - 1) / Self::TILER[0],
-            ],
+            grid: [cols, rows],
             threads: THREADS,
             smem_bytes: 0,
         }

@@ -11,8 +11,8 @@
 use crate::ctx::{Collective, Ctx, Geometry, Kernel};
 use crate::mem::{AsyncCopy, Mem, V4};
 use layout_core::{
-    const_ok, make_coord_tensor, make_tiled_copy_tv, Engine, FlatTensor, Layout, TiledCopy,
-    TvCoords,
+    const_ok, make_coord_tensor, make_tiled_copy_tv, tiles_of, Engine, FlatTensor, Layout,
+    TiledCopy, TvCoords,
 };
 
 /// Threads per block.
@@ -54,7 +54,7 @@ impl<T: Copy> VecCopy<T> {
 
     /// Blocks that give every block work for `n` elements, at most `max_blocks`.
     pub const fn grid(n: i64, max_blocks: i64) -> i64 {
-        let tiles = (n + Self::TILER[0] - 1) / Self::TILER[0];
+        let [tiles] = tiles_of([n], Self::TILER);
         if tiles < 1 {
             1
         } else if tiles < max_blocks {
@@ -80,7 +80,7 @@ impl<T: Copy> VecCopy<T> {
         let () = Self::_ONE_ATOM_PER_ITER;
         let id = make_coord_tensor(src.shape());
         let thr = Self::PLAN.get_slice(t);
-        let tiles = (src.shape()[0] + Self::TILER[0] - 1) / Self::TILER[0];
+        let [tiles] = src.layout().tiles(Self::TILER);
         let mut tile = block;
         while tile < tiles {
             let c = [tile];

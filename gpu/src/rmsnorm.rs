@@ -324,7 +324,7 @@ impl<T: Elem> Kernel for RmsNorm<T> {
     /// shared memory exceeds it.
     fn geometry<E: Engine>(p: &RmsParams<E>, _sms: i64, _smem_limit: i64) -> Geometry {
         Geometry {
-            grid: [(p.x.shape()[0] + ROWS - 1) / ROWS, 1],
+            grid: [p.x.layout().tiles(Self::TILER)[0], 1],
             threads: THREADS,
             smem_bytes: p.staged * STAGE_BYTES,
         }

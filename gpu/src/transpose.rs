@@ -21,8 +21,8 @@ use crate::ctx::{Collective, Ctx, Geometry, Kernel};
 use crate::mem::{Mem, SwizzleEngine};
 use core::marker::PhantomData;
 use layout_core::{
-    const_ok, make_coord_tensor, make_tiled_copy_from_tv, ComposedLayout, CoordTensor, Engine,
-    FlatLayout, FlatTensor, IntTuple, Layout, Swizzle, ThrCoords, TiledCopy, TvCoords,
+    const_ok, make_coord_tensor, make_tiled_copy_from_tv, tiles_of, ComposedLayout, CoordTensor,
+    Engine, FlatLayout, FlatTensor, IntTuple, Layout, Swizzle, ThrCoords, TiledCopy, TvCoords,
 };
 
 /// The tile edge.
@@ -144,10 +144,7 @@ impl<T: Copy + Default, S: SmemTile<T>> Transpose<T, S> {
 
     /// Tiles along each mode of a tensor of `shape` (the last ones overhanging its edges).
     pub const fn tiles(shape: [i64; 2]) -> [i64; 2] {
-        [
-            (shape[0] + TILER[0] - 1) / TILER[0],
-            (shape[1] + TILER[1] - 1) / TILER[1],
-        ]
+        tiles_of(shape, TILER)
     }
 
     /// Thread `thr`'s values of a tile from `s` to `d`; `c` is the identity tile of the tensor

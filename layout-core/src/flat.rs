@@ -28,6 +28,12 @@ impl<const N: usize> FlatLayout<N> {
     pub(crate) const fn new_unchecked(shape: [i64; N], stride: [i64; N]) -> Self {
         Self { shape, stride }
     }
+    /// The shape of the rest mode of `zipped_divide(L, tile)`: tiles along each mode, the last
+    /// ones overhanging the edge (see [`tiles_of`]).
+    #[inline(always)]
+    pub const fn tiles(&self, tile: [i64; N]) -> [i64; N] {
+        tiles_of(self.shape, tile)
+    }
     /// The compact row-major layout of `shape`.
     pub const fn row_major(shape: [i64; N]) -> Result<Self> {
         let mut d = [0i64; N];
@@ -110,4 +116,17 @@ impl<const N: usize> FlatLayout<N> {
         }
         Ok(Self { shape, stride })
     }
+}
+
+/// Tiles of `tile` along each mode of `shape`: `ceil(shape_k / tile_k)`, the rest mode's shape of
+/// `zipped_divide(shape, tile)` (the last tile of a mode may overhang; tiles and shapes positive).
+#[inline(always)]
+pub const fn tiles_of<const N: usize>(shape: [i64; N], tile: [i64; N]) -> [i64; N] {
+    let mut t = [0i64; N];
+    let mut k = 0;
+    while k < N {
+        t[k] = (shape[k] + tile[k] - 1) / tile[k];
+        k += 1;
+    }
+    t
 }

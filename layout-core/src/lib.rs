@@ -31,7 +31,7 @@ mod layout;
 pub use layout::Layout;
 
 mod flat;
-pub use flat::FlatLayout;
+pub use flat::{tiles_of, FlatLayout};
 
 mod tiler;
 pub use tiler::{Tiler, MAX_TILER_MODES};
