@@ -17,9 +17,13 @@ use layout_core::{
 
 /// Threads per block.
 pub const THREADS: i64 = 256;
-/// Copy tiles per tile (atoms per thread and tile).
-pub const ITERS: i64 = 4;
-const _: () = assert!(ITERS == 4, "unroll4 covers the atoms");
+/// Copy tiles per tile (atoms per thread and tile): 8 loads of 16 bytes in flight per thread.
+pub const ITERS: i64 = 8;
+const _: () = assert!(ITERS == 8, "unroll8 covers the atoms");
+/// Blocks resident per multiprocessor: the launch asks for shared memory it does not use so that
+/// no more fit (fewer, fuller streams of accesses ran faster than 8 blocks of 4 atoms per thread:
+/// `docs/perf.md`).
+pub const RESIDENT: i64 = 4;
 
 /// The copy's parameters, one by-value kernel parameter: two vectors `n:1` of the same `n`.
 #[repr(C)]
@@ -89,8 +93,8 @@ impl<T: Copy> VecCopy<T> {
             let c_tile = id.local_tile(Self::TILER, c);
             if c_tile.covers(Self::TILER) {
                 let mut v = [V4([0; 4]); ITERS as usize];
-                unroll4!(a => v[a as usize] = t_s.at(a * Self::VEC).read_v4());
-                unroll4!(a => t_d.at(a * Self::VEC).write_v4(v[a as usize]));
+                unroll8!(a => v[a as usize] = t_s.at(a * Self::VEC).read_v4());
+                unroll8!(a => t_d.at(a * Self::VEC).write_v4(v[a as usize]));
             } else {
                 let t_c = thr.partition_S(&c_tile);
                 let mut v = 0;
@@ -130,12 +134,14 @@ impl<T: Copy> Kernel for VecCopy<T> {
         }
     }
 
-    /// Up to 16 blocks per multiprocessor, each walking its tiles.
-    fn geometry<E: Engine>(p: &CopyParams<E>, sms: i64, _smem_limit: i64) -> Geometry {
+    /// Up to 16 blocks per multiprocessor, each walking its tiles; [`RESIDENT`] of them at a time
+    /// on one: each asks for a fifth of the shared memory a block may have (a block also takes
+    /// 1 KiB of its own), so a fifth block does not fit. The copy itself uses none.
+    fn geometry<E: Engine>(p: &CopyParams<E>, sms: i64, smem_limit: i64) -> Geometry {
         Geometry {
             grid: [Self::grid(p.src.shape()[0], 16 * sms), 1],
             threads: THREADS,
-            smem_bytes: 0,
+            smem_bytes: smem_limit / (RESIDENT + 1) + 1,
         }
     }
 

@@ -34,6 +34,13 @@ macro_rules! unroll4 {
     };
 }
 
+/// [`unroll16`] for `0..8`.
+macro_rules! unroll8 {
+    ($v:ident => $body:expr) => {
+        unroll16!(@ $v => $body; 0 1 2 3 4 5 6 7)
+    };
+}
+
 macro_rules! unroll16 {
     ($v:ident => $body:expr) => {
         unroll16!(@ $v => $body; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
