@@ -135,13 +135,16 @@ impl<T: Copy> Kernel for VecCopy<T> {
     }
 
     /// Up to 16 blocks per multiprocessor, each walking its tiles; [`RESIDENT`] of them at a time
-    /// on one: each asks for a fifth of the shared memory a block may have (a block also takes
-    /// 1 KiB of its own), so a fifth block does not fit. The copy itself uses none.
+    /// on one. Each block asks for shared memory it does not use: a quarter of what a block may
+    /// have, less 4 KiB, so that 4 blocks fit in the multiprocessor's shared memory and a fifth
+    /// does not, and so that the 4 need the largest shared-memory carveout (the smallest L1):
+    /// with less (46 KB, which 4 blocks fit in a smaller carveout) the H200 measured 0.8 points
+    /// slower (`docs/perf.md`).
     fn geometry<E: Engine>(p: &CopyParams<E>, sms: i64, smem_limit: i64) -> Geometry {
         Geometry {
             grid: [Self::grid(p.src.shape()[0], 16 * sms), 1],
             threads: THREADS,
-            smem_bytes: smem_limit / (RESIDENT + 1) + 1,
+            smem_bytes: smem_limit / RESIDENT - 4096,
         }
     }
 
