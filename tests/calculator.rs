@@ -215,3 +215,54 @@ fn hardening_reports() {
         "{text}"
     );
 }
+
+#[test]
+fn mma_atoms_and_tiled_mmas() {
+    let got = eval_lines(
+        "layout_a_tv(SM80_16x8x16_F32F16F16F32_TN)
+layout_b_tv(mma_atom(SM80_16x8x16_F32BF16BF16F32_TN))
+layout_c_tv(SM80_16x8x16_F16F16F16F16_TN)
+layout_a_tv(SM80_16x8x8_F32BF16BF16F32_TN)
+layout_b_tv(SM80_16x8x8_F16F16F16F16_TN)
+layout_c_tv(make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN,(2,2)))
+layout_a_tv(make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN,(2,2)))
+layout_b_tv(make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN,(2,2)))
+layout_c_tv(make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN,(2,2):(2,1)))
+partition_C(make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN,(2,2)),5,(64,32))
+mma_atom(SM80_16x8x8_F32F16F16F32_TN)
+make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN,(2,2):(1,1))
+SM80_16x8x16_F32F16F16F32
+mma_atom((2,2))
+partition_A(make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN),32,(16,16))
+partition_C(make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN,(2,2)),0,(48,16))
+",
+    );
+    assert_eq!(
+        got[..11],
+        [
+            "((4,8),(2,2,2)):((32,1),(16,8,128))",
+            "((4,8),(2,2)):((16,1),(8,64))",
+            "((4,8),(2,2)):((32,1),(16,8))",
+            "((4,8),(2,2)):((32,1),(16,8))",
+            "((4,8),2):((16,1),8)",
+            "((4,8,2,2),((2,2),(1,1))):((64,1,16,256),((32,8),(0,0)))",
+            "(((4,8,2),2),((2,2,2),(1,1))):(((64,1,16),0),((32,8,256),(0,0)))",
+            "(((4,8),2,2),((2,2),(1,1))):(((32,1),0,8),((16,128),(0,0)))",
+            "(((4,8),2,2),((2,2),(1,1))):(((64,1),256,16),((32,8),(0,0)))",
+            "129 o ((2,2),(2,2)):((64,8),(32,1024))",
+            "MMA_Atom(SM80_16x8x8_F32F16F16F32_TN, shape_mnk (16,8,8), ThrID 32:1, \
+             LayoutA_TV ((4,8),(2,2)):((32,1),(16,8)), LayoutB_TV ((4,8),2):((16,1),8), \
+             LayoutC_TV ((4,8),(2,2)):((32,1),(16,8)))",
+        ]
+    );
+    for (line, want) in got[11..].iter().zip([
+        "error: a thread-value layout must be a bijection",
+        "error: unknown name \"SM80_16x8x16_F32F16F16F32\"",
+        "error: expected an MMA atom, found (2,2)",
+        "error: coordinate 32 outside its mode of size 32",
+        "error: 32 does not divide 48",
+    ]) {
+        assert!(line.starts_with(want), "{line}");
+    }
+    assert_eq!(got.len(), 16);
+}

@@ -84,6 +84,9 @@ const CORPUS: &[&str] = &[
     "partition_S(tiled_copy_tv(make_ordered_layout((4,32),(1,0)),(1,8),128,64),32,local_tile(make_identity_tensor((14,1024)),(4,1024),(3,0)))",
     "partition_D(tiled_copy_tv((4,8):(8,1),(1,4),128,32),5,(4,32):(32,1))",
     "retile(tiled_copy_tv((4,8):(8,1),(1,4),128,32),(4,2):(1,4))",
+    "mma_atom(SM80_16x8x16_F32BF16BF16F32_TN)",
+    "layout_c_tv(make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN,(2,2)))",
+    "partition_A(make_tiled_mma(SM80_16x8x8_F16F16F16F16_TN,(2,4)),37,(64,32))",
 ];
 
 /// Pieces the mutations insert: syntax, names, and integers at the edges of `i64` and `u64`.

@@ -3,7 +3,8 @@
 //!
 //! Grammar (whitespace is free):
 //! ```text
-//! expr   := call | tiler | swz | tuple [':' tuple]
+//! expr   := call | atom | tiler | swz | tuple [':' tuple]
+//! atom   := NAME                 (an MMA atom by CuTe's name, e.g. SM80_16x8x16_F32F16F16F32_TN)
 //! call   := NAME ['<' INT '>'] '(' [expr {',' expr}] ')'
 //! tiler  := '<' (expr | '_') {',' (expr | '_')} '>'
 //! swz    := 'Sw<' INT ',' INT ',' INT '>' 'o' [INT 'o'] expr
@@ -11,6 +12,12 @@
 //! ```
 //! A bare shape is its column-major layout where a layout is wanted, a by-mode tiler where a tiler
 //! is wanted, and its size where an integer cotarget is wanted.
+//!
+//! MMAs: `mma_atom(ATOM)` is the atom; `make_tiled_mma(ATOM, atom_layout)` repeats it over a
+//! layout of warps `(AM, AN[, AK])` (identity permutation); `layout_a_tv(X)`, `layout_b_tv(X)`,
+//! `layout_c_tv(X)` of an atom or a tiled MMA are its TV layouts `(thread, value) -> index` in
+//! the column-major operand tile; `partition_A/B/C(tiled_mma, thread, tensor)` is one thread's
+//! part of a tensor.
 
 use layout_core::*;
 use std::fmt::{self, Write as _};
@@ -35,6 +42,10 @@ pub enum Value {
     Tensor(Tensor<Counting>),
     /// A tiled copy (`tiled_copy_tv`).
     Copy(TiledCopy),
+    /// An MMA atom (`SM80_16x8x16_F32F16F16F32_TN`).
+    Atom(MmaAtom),
+    /// A tiled MMA (`make_tiled_mma`).
+    Mma(TiledMma),
 }
 
 impl fmt::Display for Value {
@@ -55,6 +66,24 @@ impl fmt::Display for Value {
                 c.values(),
                 c.atom_vals,
                 c.layout_tv
+            ),
+            Value::Atom(a) => write!(
+                f,
+                "MMA_Atom({}, shape_mnk ({},{},{}), ThrID {}, LayoutA_TV {}, LayoutB_TV {}, LayoutC_TV {})",
+                a.name, a.shape_mnk[0], a.shape_mnk[1], a.shape_mnk[2], a.thr_id, a.a, a.b, a.c
+            ),
+            Value::Mma(m) => write!(
+                f,
+                "TiledMMA({}, {} threads, tile ({},{},{}), ThrLayoutVMNK {}, LayoutA_TV {}, LayoutB_TV {}, LayoutC_TV {})",
+                m.atom.name,
+                m.threads(),
+                m.tile_mnk[0],
+                m.tile_mnk[1],
+                m.tile_mnk[2],
+                m.thr_layout_vmnk,
+                m.layout_a_tv,
+                m.layout_b_tv,
+                m.layout_c_tv
             ),
         }
     }
@@ -238,6 +267,14 @@ impl Parser<'_> {
         let name = std::str::from_utf8(&self.b[start..self.pos])
             .unwrap()
             .to_string();
+        if !matches!(self.peek(), Some(b'(' | b'<')) {
+            return match MmaAtom::by_name(&name) {
+                Some(a) => Ok(Value::Atom(a)),
+                None => Err(format!(
+                    "unknown name {name:?} at byte {start} (not an MMA atom; a call needs '(')"
+                )),
+            };
+        }
         let mut targ = None;
         if self.b.get(self.pos) == Some(&b'<') {
             self.pos += 1;
@@ -318,6 +355,20 @@ fn to_copy(v: &Value) -> R<TiledCopy> {
     match v {
         Value::Copy(c) => Ok(*c),
         other => Err(format!("expected a tiled copy, found {other}")),
+    }
+}
+
+fn to_atom(v: &Value) -> R<MmaAtom> {
+    match v {
+        Value::Atom(a) => Ok(*a),
+        other => Err(format!("expected an MMA atom, found {other}")),
+    }
+}
+
+fn to_mma(v: &Value) -> R<TiledMma> {
+    match v {
+        Value::Mma(m) => Ok(*m),
+        other => Err(format!("expected a tiled MMA, found {other}")),
     }
 }
 
@@ -449,6 +500,48 @@ pub fn apply(name: &str, targ: Option<i64>, args: &[Value]) -> R<Value> {
             make_tiled_copy_tv(&thr, &val, atom, elem)
                 .map(Value::Copy)
                 .map_err(err)
+        }
+        "mma_atom" => {
+            arity(name, args, 1, 1)?;
+            Ok(Value::Atom(to_atom(&args[0])?))
+        }
+        "make_tiled_mma" => {
+            arity(name, args, 1, 2)?;
+            let atom = to_atom(&args[0])?;
+            let al = match args.get(1) {
+                Some(v) => to_layout(v)?,
+                None => Layout::int(1, 0).map_err(err)?,
+            };
+            make_tiled_mma(&atom, &al).map(Value::Mma).map_err(err)
+        }
+        "layout_a_tv" | "layout_b_tv" | "layout_c_tv" => {
+            arity(name, args, 1, 1)?;
+            let (a, b, c) = match &args[0] {
+                Value::Atom(a) => (a.a, a.b, a.c),
+                Value::Mma(m) => (m.layout_a_tv, m.layout_b_tv, m.layout_c_tv),
+                other => {
+                    return Err(format!(
+                        "expected an MMA atom or a tiled MMA, found {other}"
+                    ))
+                }
+            };
+            Ok(Value::Layout(match name {
+                "layout_a_tv" => a,
+                "layout_b_tv" => b,
+                _ => c,
+            }))
+        }
+        "partition_A" | "partition_B" | "partition_C" => {
+            arity(name, args, 3, 3)?;
+            let (m, tid, t) = (to_mma(&args[0])?, to_int(&args[1])?, to_tensor(&args[2])?);
+            let op = match name {
+                "partition_A" => Operand::A,
+                "partition_B" => Operand::B,
+                _ => Operand::C,
+            };
+            let thr = m.get_slice(tid).map_err(err)?;
+            let part = thr.partition(op, t.layout()).map_err(err)?;
+            Ok(Value::Tensor(t.with_layout(part)))
         }
         "partition_S" | "partition_D" => {
             arity(name, args, 3, 3)?;
