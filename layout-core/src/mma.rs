@@ -378,13 +378,20 @@ pub struct ThrMma {
 
 impl ThrMma {
     /// The thread's part of an operand tensor of layout `l`: its values
-    /// `(atom_values, (rest_rows, rest_cols))` and the offset of its origin.
+    /// `(atom_values, rest_rows, rest_cols)` (CuTe's `(MMA, MMA_M, MMA_K)` for A) and the offset
+    /// of its origin.
     ///
     /// Post-condition (tested): over all threads, the C partitions cover each element of `l`
     /// exactly once (with `AK == 1`); the A partitions each element `AN` times, B `AM` times.
     pub const fn partition(&self, op: Operand, l: &Layout) -> Result<(Layout, i64)> {
         let (thr, vals) = tri!(self.mma.partition_modes(op, l));
-        Ok((vals, thr.call(self.tid)))
+        let rest = tri!(vals.get(1));
+        let flat = tri!(Layout::concat(&[
+            tri!(vals.get(0)),
+            tri!(rest.get(0)),
+            tri!(rest.get(1))
+        ]));
+        Ok((flat, thr.call(self.tid)))
     }
     /// `partition_A`: of an `M x K` layout.
     pub const fn partition_a(&self, l: &Layout) -> Result<(Layout, i64)> {

@@ -269,6 +269,9 @@ fn partitions_tile_the_tensor() {
                     let (vals, origin) = t.get_slice(tid).unwrap().partition(op, &ten).unwrap();
                     let nv = tv.get(1).unwrap().size();
                     assert_eq!(vals.size(), nv * 6);
+                    assert_eq!(vals.rank(), 3);
+                    assert_eq!(vals.get(1).unwrap().size(), 2);
+                    assert_eq!(vals.get(2).unwrap().size(), 3);
                     for j in 0..vals.size() {
                         let (v, rest) = (j % nv, j / nv);
                         let (rm, rc) = (rest % 2, rest / 2);
