@@ -46,7 +46,7 @@ pub struct Geometry {
 
 /// A kernel, declared once: its parameters, the launch its layouts ask for, its steps and the
 /// collectives between them. From an implementation come the PTX entry point
-/// ([`kernels!`](crate::kernels)), the host's typed launcher (`host::gpu::Gpu::launch`) and its host
+/// (`kernels!` in `lib.rs`), the host's typed launcher (`host::gpu::Gpu::launch`) and its host
 /// execution (`host::exec::run`), and the registry ([`crate::KERNELS`]).
 pub trait Kernel {
     /// The element type of the kernel's tensors.
@@ -87,7 +87,7 @@ pub trait Kernel {
     ) -> f32;
 }
 
-/// A kernel's PTX entry point: the name [`kernels!`](crate::kernels) gave an instance of a
+/// A kernel's PTX entry point: the name `kernels!` (in `lib.rs`) gave an instance of a
 /// [`Kernel`].
 pub trait Entry: Kernel {
     /// The entry point's name, e.g. `copy_f32`.

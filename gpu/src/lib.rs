@@ -3,7 +3,7 @@
 //! and declared through [`ctx::Kernel`]: `kernels!` makes its PTX entry point, which runs it
 //! with device memory; the host runs the very same steps with checked host memory, for every block
 //! and thread, to produce the expected output and to check that the threads' writes cover it
-//! exactly once. (The RMSNorm entry points, in `kernels`, are not yet declared that way.)
+//! exactly once.
 //!
 //! On `nvptx64` this crate is built to PTX by rustc's NVPTX backend (see the root `build.rs`); on
 //! any other target it is an ordinary `no_std` library.

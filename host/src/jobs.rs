@@ -387,7 +387,7 @@ fn axpby_layouts(m: i64, n: i64) -> Result<Vec<(&'static str, i64, FlatLayout<2>
     Ok(v)
 }
 
-/// `y = alpha x + beta y` over random `m x n` matrices in each layout of [`axpby_layouts`]: the
+/// `y = alpha x + beta y` over random `m x n` matrices in each layout of `axpby_layouts`: the
 /// host execution against the definition (each of `y`'s elements written once, nothing else
 /// written), and the device against the host execution, bit for bit.
 pub fn run_axpby<T: Elem + Real>(
