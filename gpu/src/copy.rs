@@ -144,7 +144,7 @@ impl<T: Copy> Kernel for VecCopy<T> {
         Geometry {
             grid: [Self::grid(p.src.shape()[0], 16 * sms), 1],
             threads: THREADS,
-            smem_bytes: smem_limit / RESIDENT - 4096,
+            smem_bytes: (smem_limit / RESIDENT - 4096).max(0),
         }
     }
 

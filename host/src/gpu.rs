@@ -389,7 +389,7 @@ impl Gpu {
                 g.grid[1]
             )));
         }
-        if g.smem_bytes > self.rmsnorm_smem {
+        if !(0..=self.rmsnorm_smem).contains(&g.smem_bytes) {
             return Err(GpuError::Invalid(format!(
                 "{}: {} bytes of shared memory per block, {} allowed",
                 K::NAME,
