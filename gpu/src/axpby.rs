@@ -139,43 +139,12 @@ impl<T: Real> Axpby<T> {
             while v < t_x.size() {
                 if t_c.elem_less(v) {
                     let (x, y) = (t_x.at(v), t_y.at(v));
-                    let r = Self::axpby(p.alpha, elem_f32(x.read()), p.beta, elem_f32(y.read()));
-                    y.write(elem_from::<T>(r));
+                    let r = Self::axpby(p.alpha, x.read().to_f32(), p.beta, y.read().to_f32());
+                    y.write(T::from_f32(r));
                 }
                 v += 1;
             }
         }
-    }
-}
-
-/// An element widened to `f32`, through its bits.
-#[inline(always)]
-fn elem_f32<T: Real>(e: T) -> f32 {
-    T::widen(bits(e))
-}
-
-/// The element's bits in the low `T::BITS` of a word.
-#[inline(always)]
-fn bits<T: Real>(e: T) -> u32 {
-    if T::BITS == 32 {
-        // SAFETY: a 32-bit element
-        unsafe { core::mem::transmute_copy::<T, u32>(&e) }
-    } else {
-        // SAFETY: a 16-bit element
-        unsafe { core::mem::transmute_copy::<T, u16>(&e) as u32 }
-    }
-}
-
-/// `v` rounded to `T`.
-#[inline(always)]
-fn elem_from<T: Real>(v: f32) -> T {
-    let b = T::narrow(v);
-    if T::BITS == 32 {
-        // SAFETY: a 32-bit element
-        unsafe { core::mem::transmute_copy::<u32, T>(&b) }
-    } else {
-        // SAFETY: a 16-bit element
-        unsafe { core::mem::transmute_copy::<u16, T>(&(b as u16)) }
     }
 }
 

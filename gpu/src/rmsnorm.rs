@@ -58,9 +58,21 @@ pub trait Elem: Copy {
     fn narrow2(lo: f32, hi: f32) -> u32 {
         Self::narrow(lo) | (Self::narrow(hi) << 16)
     }
+    /// The element widened to `f32` (exact).
+    fn to_f32(self) -> f32;
+    /// `v` rounded to this type (round to nearest even), as [`Elem::narrow`] rounds it.
+    fn from_f32(v: f32) -> Self;
 }
 impl Elem for f32 {
     const BITS: i64 = 32;
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        self
+    }
+    #[inline(always)]
+    fn from_f32(v: f32) -> Self {
+        v
+    }
     #[inline(always)]
     fn widen(b: u32) -> f32 {
         f32::from_bits(b)
@@ -72,6 +84,14 @@ impl Elem for f32 {
 }
 impl Elem for half::bf16 {
     const BITS: i64 = 16;
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        Self::widen(self.to_bits() as u32)
+    }
+    #[inline(always)]
+    fn from_f32(v: f32) -> Self {
+        half::bf16::from_bits(Self::narrow(v) as u16)
+    }
     #[inline(always)]
     fn widen(b: u32) -> f32 {
         f32::from_bits(b << 16)
