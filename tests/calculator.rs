@@ -1,28 +1,14 @@
 //! `tessel eval` and `tessel show` as a user runs them.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
+mod common;
+
+/// `tessel eval`'s answer lines for `input` (it must exit 0).
 fn eval_lines(input: &str) -> Vec<String> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tessel"))
-        .arg("eval")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = common::eval_stdin(input.as_bytes());
     assert!(out.status.success());
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(String::from)
-        .collect()
+    common::lines(&out)
 }
 
 #[test]

@@ -1,7 +1,6 @@
 //! The `tessel` binary's arguments and exit statuses, as the README and `tessel help` document
 //! them: 0 all passed, 1 a check failed, 2 bad arguments, 3 no GPU (or no PTX for it).
 
-use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
 fn tessel(args: &[&str]) -> Output {
@@ -30,18 +29,12 @@ fn refused(args: &[&str], want: &str) {
     );
 }
 
+mod common;
+
 /// `tessel eval` on `input` (bytes): its stdout lines and exit status.
 fn eval_stdin(input: &[u8]) -> (Vec<String>, Option<i32>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tessel"))
-        .arg("eval")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    let out = child.wait_with_output().unwrap();
-    let lines = text(&out.stdout).lines().map(String::from).collect();
-    (lines, out.status.code())
+    let out = common::eval_stdin(input);
+    (common::lines(&out), out.status.code())
 }
 
 #[test]

@@ -8,9 +8,9 @@
 
 use host::calc::{eval_line, MAX_NESTING};
 use host::elem::Rng;
-use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::process::{Command, Stdio};
+
+mod common;
 
 /// Inputs per run (the issue asks for at least 10,000).
 const INPUTS: usize = 12_000;
@@ -318,24 +318,13 @@ fn eval_stream_answers_every_line() {
         stdin.extend_from_slice(input);
         stdin.push(b'\n');
     }
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tessel"))
-        .arg("eval")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut pipe = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || pipe.write_all(&stdin));
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap().unwrap();
+    let out = common::eval_stdin(&stdin);
     assert!(
         out.status.success(),
         "tessel eval exited with {}",
         out.status
     );
-    let text = String::from_utf8(out.stdout).expect("tessel eval prints UTF-8");
-    let lines: Vec<&str> = text.lines().collect();
+    let lines = common::lines(&out);
     assert_eq!(
         lines.len(),
         all.len(),

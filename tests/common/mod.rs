@@ -1,0 +1,34 @@
+//! Helpers shared by the integration tests that run the `tessel` binary.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+/// `tessel eval` with `input` on its stdin, written from a thread so that a large input cannot
+/// block on a full pipe while the answers pile up: its status, stdout and stderr.
+pub fn eval_stdin(input: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tessel"))
+        .arg("eval")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run tessel eval");
+    let mut pipe = child.stdin.take().expect("stdin");
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || pipe.write_all(&input));
+    let out = child.wait_with_output().expect("tessel eval's output");
+    writer
+        .join()
+        .expect("writer thread")
+        .expect("write to tessel eval");
+    out
+}
+
+/// The lines `tessel eval` printed (it prints UTF-8).
+pub fn lines(out: &Output) -> Vec<String> {
+    std::str::from_utf8(&out.stdout)
+        .expect("tessel eval prints UTF-8")
+        .lines()
+        .map(String::from)
+        .collect()
+}
