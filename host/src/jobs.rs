@@ -199,8 +199,9 @@ fn median(ms: &[f64]) -> f64 {
     ms[ms.len() / 2]
 }
 
-/// Times `kernel` (writing `dst`) and `cuMemcpyDtoD` of `src` into `dst` in the same run; the
-/// bytes are `src` read and as many written.
+/// Times `kernel` (given `dst`, which it may write) and `cuMemcpyDtoD` of `src` into `dst` in the
+/// same run; the bytes are `src` read and as many written (a kernel that moves other bytes passes
+/// `src` and `dst` buffers whose copy moves as many as it does).
 fn timed<T: Elem>(
     g: &Gpu,
     what: String,
@@ -488,14 +489,8 @@ where
     let half = m * n * 3 / 2;
     let s = g.upload(&rng.fill::<T>(half), vector(half)?)?;
     let mut d = g.filled(vector(half)?, T::poison())?;
-    let (k, host_us) = g.time(5, reps, || g.axpby(&x, &mut y, 1.0001, -0.5))?;
-    let (c, _) = g.time(5, reps, || g.memcpy(&s, &mut d))?;
-    Ok(Timing {
-        what: format!("axpby_{} {m}x{n}", T::NAME),
-        bytes: 3.0 * (m * n * std::mem::size_of::<T>()) as f64,
-        ms: median(&k),
-        memcpy_ms: median(&c),
-        spread: (k[0], k[k.len() - 1]),
-        host_us,
+    let what = format!("axpby_{} {m}x{n}", T::NAME);
+    timed(g, what, reps, &s, &mut d, |_| {
+        g.axpby(&x, &mut y, 1.0001, -0.5)
     })
 }
