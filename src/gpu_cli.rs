@@ -8,6 +8,7 @@ use clap::{Args, ValueEnum};
 use half::{bf16, f16};
 use host::arch::Arch;
 use host::elem::{Elem, Rng};
+use host::gemm;
 use host::gpu::{Gpu, GpuError};
 use host::jobs::{self, Timing, Verdict};
 use tessel::ptx;
@@ -61,6 +62,8 @@ pub enum Kernel {
     Rmsnorm,
     /// `axpby_{f32,bf16}`
     Axpby,
+    /// `gemm_{bf16,f16}_{in,f32}` (tensor cores)
+    Gemm,
     /// every kernel
     All,
 }
@@ -73,6 +76,7 @@ impl Kernel {
             Kernel::Transpose => "transpose",
             Kernel::Rmsnorm => "rmsnorm",
             Kernel::Axpby => "axpby",
+            Kernel::Gemm => "gemm",
             Kernel::All => "all",
         }
     }
@@ -194,6 +198,24 @@ enum Job {
     Transpose(Dtype, Option<SmemArg>, usize, usize),
     Rmsnorm(RmsDtype, usize, usize),
     Axpby(RmsDtype, usize, usize),
+    /// Inputs f16 (else bf16), output f32 (else the inputs' type), `[M, N, K]`.
+    Gemm(GemmDtype, bool, [usize; 3]),
+}
+
+/// An input type of the GEMM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum GemmDtype {
+    F16,
+    Bf16,
+}
+
+impl GemmDtype {
+    fn name(self) -> &'static str {
+        match self {
+            GemmDtype::F16 => "f16",
+            GemmDtype::Bf16 => "bf16",
+        }
+    }
 }
 
 impl Job {
@@ -214,6 +236,11 @@ impl Job {
             Job::Rmsnorm(RmsDtype::Bf16, ..) => vec!["rmsnorm_bf16".into()],
             Job::Axpby(RmsDtype::F32, ..) => vec!["axpby_f32".into()],
             Job::Axpby(RmsDtype::Bf16, ..) => vec!["axpby_bf16".into()],
+            Job::Gemm(d, f32_out, _) => vec![format!(
+                "gemm_{}_{}",
+                d.name(),
+                if *f32_out { "f32" } else { d.name() }
+            )],
         }
     }
     /// What the check is, for a line that says it could not run.
@@ -232,6 +259,11 @@ impl Job {
             Job::Rmsnorm(RmsDtype::Bf16, r, c) => format!("rmsnorm bf16 {r}x{c}"),
             Job::Axpby(RmsDtype::F32, r, c) => format!("axpby f32 {r}x{c}"),
             Job::Axpby(RmsDtype::Bf16, r, c) => format!("axpby bf16 {r}x{c}"),
+            Job::Gemm(d, f32_out, [m, n, k]) => format!(
+                "gemm {}->{} {m}x{n}x{k}",
+                d.name(),
+                if *f32_out { "f32" } else { d.name() }
+            ),
         }
     }
 }
@@ -268,6 +300,7 @@ fn plan(a: &RunArgs) -> Result<Vec<Job>, Usage> {
         Kernel::Copy => (1, "size (N)", &[1_000_003]),
         Kernel::Transpose => (2, "sizes (ROWS COLS)", &[1031, 2053]),
         Kernel::Axpby => (2, "sizes (M N)", &[1000, 1000]),
+        Kernel::Gemm => (3, "sizes (M N K)", &[1000, 1000, 1000]),
         _ => (2, "sizes (M N)", &[14, 4096]),
     };
     let s = match a.sizes.len() {
@@ -315,6 +348,26 @@ fn plan(a: &RunArgs) -> Result<Vec<Job>, Usage> {
             .into_iter()
             .map(|d| Job::Axpby(d, s[0], s[1]))
             .collect(),
+        Kernel::Gemm => {
+            let types = match a.dtype {
+                Some(DtypeArg::F32) => {
+                    return invalid(
+                        "gemm's inputs are 16-bit (bf16, f16; the output is that type and f32)"
+                            .into(),
+                    )
+                }
+                Some(DtypeArg::F16) => vec![GemmDtype::F16],
+                Some(DtypeArg::All) => vec![GemmDtype::Bf16, GemmDtype::F16],
+                Some(DtypeArg::Bf16) | None => vec![GemmDtype::Bf16],
+            };
+            let mut jobs = vec![];
+            for d in types {
+                for f32_out in [false, true] {
+                    jobs.push(Job::Gemm(d, f32_out, [s[0], s[1], s[2]]));
+                }
+            }
+            jobs
+        }
         _ => {
             if s[1] % 8 != 0 {
                 return invalid(format!("rmsnorm needs N a multiple of 8, got N = {}", s[1]));
@@ -358,6 +411,18 @@ fn everything() -> Vec<Job> {
         }
         for (m, n) in [(1, 1), (37, 1000), (1024, 1024), (4099, 4097)] {
             plan.push(Job::Axpby(d, m, n));
+        }
+    }
+    for d in [GemmDtype::Bf16, GemmDtype::F16] {
+        for f32_out in [false, true] {
+            for mnk in [
+                [1, 1, 1],
+                [17, 33, 65],
+                [1000, 1000, 1000],
+                [4095, 4097, 1023],
+            ] {
+                plan.push(Job::Gemm(d, f32_out, mnk));
+            }
         }
     }
     for d in [Dtype::F32, Dtype::F16, Dtype::Bf16] {
@@ -426,6 +491,16 @@ fn check(gpu: Option<&Gpu>, job: &Job, rng: &mut Rng) -> Result<Verdict, GpuErro
             Job::Rmsnorm(RmsDtype::Bf16, r, c) => jobs::run_rmsnorm::<bf16>(gpu, r, c, rng),
             Job::Axpby(RmsDtype::F32, r, c) => joined(jobs::run_axpby::<f32>(gpu, r, c, rng)),
             Job::Axpby(RmsDtype::Bf16, r, c) => joined(jobs::run_axpby::<bf16>(gpu, r, c, rng)),
+            Job::Gemm(d, f32_out, mnk) => {
+                // beta zero and nonzero: alternate by the seed's stream
+                let bz = rng.next_u64() % 2 == 0;
+                match (d, f32_out) {
+                    (GemmDtype::Bf16, false) => gemm::run_gemm::<bf16, bf16>(gpu, mnk, bz, rng),
+                    (GemmDtype::Bf16, true) => gemm::run_gemm::<bf16, f32>(gpu, mnk, bz, rng),
+                    (GemmDtype::F16, false) => gemm::run_gemm::<f16, f16>(gpu, mnk, bz, rng),
+                    (GemmDtype::F16, true) => gemm::run_gemm::<f16, f32>(gpu, mnk, bz, rng),
+                }
+            }
         }
     }
     /// Several checks as one verdict: one line each, passed when all passed.
@@ -556,6 +631,33 @@ pub fn bench(a: BenchArgs) -> ExitCode {
     if which(Kernel::Axpby) {
         go(jobs::bench_axpby::<bf16>(&g, 8192, 8192, r, &mut rng));
         go(jobs::bench_axpby::<f32>(&g, 8192, 8192, r, &mut rng));
+    }
+    if which(Kernel::Gemm) {
+        let show = |t: Result<gemm::GemmTiming, GpuError>| match t {
+            Ok(t) => {
+                println!("{:<36} {:>9.4} {:>9.1} TFLOP/s", t.what, t.ms, t.tflops);
+                Ok(t.tflops)
+            }
+            Err(e) => {
+                println!("error: {e}");
+                Err(e)
+            }
+        };
+        let peak = show(gemm::bench_mma_peak::<bf16>(&g, r));
+        let _ = show(gemm::bench_mma_peak::<f16>(&g, r));
+        for n in [4096, 8192] {
+            if let (Ok(t), Ok(p)) = (
+                show(gemm::bench_gemm::<bf16, bf16>(&g, [n, n, n], r, &mut rng)),
+                &peak,
+            ) {
+                println!(
+                    "{:<36} {:>9} {:>8.1}% of the mma.sync ceiling",
+                    "",
+                    "",
+                    100.0 * t / p
+                );
+            }
+        }
     }
     if which(Kernel::Copy) {
         go(jobs::bench_copy::<f32>(&g, 1 << 26, r, &mut rng));

@@ -203,3 +203,139 @@ pub unsafe fn run<K: Kernel>(p: K::Params<Gmem<K::T>>) {
         k += 1;
     }
 }
+
+/// The shared-state-space address of `p`, a generic pointer into the block's shared memory
+/// (`cvta.to.shared`): what `ldmatrix`, `cp.async` and `ld/st.shared` take.
+#[inline(always)]
+pub fn smem_addr<T>(p: *const T) -> u32 {
+    let a: u64;
+    unsafe {
+        asm!("cvta.to.shared.u64 {a}, {p};", a = out(reg64) a, p = in(reg64) p,
+             options(pure, nomem, nostack, preserves_flags));
+    }
+    a as u32
+}
+
+/// `ldmatrix.sync.aligned.m8n8.x4.shared.b16`: four 8x8 matrices of 16-bit elements, lanes
+/// `8q..8q+8` giving the addresses of matrix `q`'s rows (16 bytes each); lane `l` receives, in
+/// word `q`, elements `(l / 4, 2 (l % 4))` and `(l / 4, 2 (l % 4) + 1)` of matrix `q`. Every lane
+/// of the warp must take part.
+///
+/// # Safety
+/// `addr` must be a 16-byte aligned shared address of 16 readable bytes.
+#[inline(always)]
+pub unsafe fn ldmatrix_x4(addr: u32) -> [u32; 4] {
+    let (a, b, c, d): (u32, u32, u32, u32);
+    asm!("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{{a}, {b}, {c}, {d}}}, [{p}];",
+         p = in(reg32) addr, a = out(reg32) a, b = out(reg32) b, c = out(reg32) c,
+         d = out(reg32) d, options(readonly, nostack, preserves_flags));
+    [a, b, c, d]
+}
+
+/// `mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}.{bf16,f16}.f32`: `d += a b` over a warp's
+/// 16x8x16 tile, the fragments as CuTe's `SM80_16x8x16_F32*_TN` atoms lay them out (`a`: 4 words
+/// of two 16-bit elements, `b`: 2 words, `d`: 4 floats). `bf16` picks the element type.
+#[inline(always)]
+pub fn mma_16x8x16<const BF16: bool>(a: &[u32; 4], b: &[u32; 2], d: &mut [f32; 4]) {
+    // SAFETY: register operands only; every lane of the warp runs it (the caller's warp-uniform
+    // control flow)
+    unsafe {
+        if BF16 {
+            asm!("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, {{{d0}, {d1}, {d2}, {d3}}};",
+                 d0 = inout(reg32) d[0], d1 = inout(reg32) d[1], d2 = inout(reg32) d[2],
+                 d3 = inout(reg32) d[3], a0 = in(reg32) a[0], a1 = in(reg32) a[1],
+                 a2 = in(reg32) a[2], a3 = in(reg32) a[3], b0 = in(reg32) b[0],
+                 b1 = in(reg32) b[1], options(pure, nomem, nostack, preserves_flags));
+        } else {
+            asm!("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, {{{d0}, {d1}, {d2}, {d3}}};",
+                 d0 = inout(reg32) d[0], d1 = inout(reg32) d[1], d2 = inout(reg32) d[2],
+                 d3 = inout(reg32) d[3], a0 = in(reg32) a[0], a1 = in(reg32) a[1],
+                 a2 = in(reg32) a[2], a3 = in(reg32) a[3], b0 = in(reg32) b[0],
+                 b1 = in(reg32) b[1], options(pure, nomem, nostack, preserves_flags));
+        }
+    }
+}
+
+/// `cp.async.cg.shared.global [dst], [src], 16, n`: copies the first `n` of 16 bytes (0 or 16)
+/// and fills the rest of `dst` with zeros; no byte of `src` is read when `n` is 0. Part of the
+/// thread's next [`cp_async_commit`] group.
+///
+/// # Safety
+/// `dst` a 16-byte aligned shared address, `src` 16-byte aligned global memory valid for `n`
+/// bytes; `dst` not read before its group completes.
+#[inline(always)]
+pub unsafe fn cp_async_16_zfill(dst: u32, src: *const u8, n: u32) {
+    asm!("cp.async.cg.shared.global [{d}], [{g}], 16, {n};",
+         d = in(reg32) dst, g = in(reg64) src, n = in(reg32) n,
+         options(nostack, preserves_flags));
+}
+
+/// `cp.async.commit_group`: the thread's copies started since the last commit form a group.
+#[inline(always)]
+pub fn cp_async_commit() {
+    unsafe { asm!("cp.async.commit_group;", options(nostack, preserves_flags)) }
+}
+
+/// `cp.async.wait_group N`: all but the `N` most recent of the thread's groups have landed.
+#[inline(always)]
+pub fn cp_async_wait<const N: u32>() {
+    unsafe { asm!("cp.async.wait_group {n};", n = const N, options(nostack, preserves_flags)) }
+}
+
+/// `st.shared.v4.u32`.
+///
+/// # Safety
+/// `addr` a 16-byte aligned shared address of 16 writable bytes.
+#[inline(always)]
+pub unsafe fn st_shared_v4(addr: u32, v: V4) {
+    let [a, b, c, d] = v.0;
+    asm!("st.shared.v4.u32 [{p}], {{{a}, {b}, {c}, {d}}};",
+         p = in(reg32) addr, a = in(reg32) a, b = in(reg32) b, c = in(reg32) c, d = in(reg32) d,
+         options(nostack, preserves_flags));
+}
+
+/// `ld.shared.v4.u32`.
+///
+/// # Safety
+/// `addr` a 16-byte aligned shared address of 16 readable bytes.
+#[inline(always)]
+pub unsafe fn ld_shared_v4(addr: u32) -> V4 {
+    let (a, b, c, d): (u32, u32, u32, u32);
+    asm!("ld.shared.v4.u32 {{{a}, {b}, {c}, {d}}}, [{p}];",
+         p = in(reg32) addr, a = out(reg32) a, b = out(reg32) b, c = out(reg32) c,
+         d = out(reg32) d, options(readonly, nostack, preserves_flags));
+    V4([a, b, c, d])
+}
+
+/// `st.shared.u32`.
+///
+/// # Safety
+/// `addr` a 4-byte aligned shared address of 4 writable bytes.
+#[inline(always)]
+pub unsafe fn st_shared_u32(addr: u32, v: u32) {
+    asm!("st.shared.u32 [{p}], {v};", p = in(reg32) addr, v = in(reg32) v,
+         options(nostack, preserves_flags));
+}
+
+/// `st.shared.v2.u32`.
+///
+/// # Safety
+/// `addr` an 8-byte aligned shared address of 8 writable bytes.
+#[inline(always)]
+pub unsafe fn st_shared_v2(addr: u32, v: [u32; 2]) {
+    asm!("st.shared.v2.u32 [{p}], {{{a}, {b}}};", p = in(reg32) addr, a = in(reg32) v[0],
+         b = in(reg32) v[1], options(nostack, preserves_flags));
+}
+
+/// `ld.global.v4.u32` (through L1, not the read-only path: for memory the launch also writes).
+///
+/// # Safety
+/// `p` must be 16-byte aligned and valid for 16 bytes.
+#[inline(always)]
+pub unsafe fn load_v4_rw(p: *const u32) -> V4 {
+    let (a, b, c, d): (u32, u32, u32, u32);
+    asm!("ld.global.v4.u32 {{{a}, {b}, {c}, {d}}}, [{p}];",
+         p = in(reg64) p, a = out(reg32) a, b = out(reg32) b, c = out(reg32) c, d = out(reg32) d,
+         options(readonly, nostack, preserves_flags));
+    V4([a, b, c, d])
+}

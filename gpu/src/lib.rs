@@ -27,6 +27,14 @@ extern crate std;
 
 /// Runs `$body` with `$v` bound to each of `0..16` in turn, unrolled: a register array indexed by
 /// a run-time value would go to local memory.
+/// [`unroll16`] for `0..2`.
+#[allow(unused_macros)]
+macro_rules! unroll2 {
+    ($v:ident => $body:expr) => {
+        unroll16!(@ $v => $body; 0 1)
+    };
+}
+
 /// [`unroll16`] for `0..4`.
 macro_rules! unroll4 {
     ($v:ident => $body:expr) => {
@@ -56,7 +64,9 @@ macro_rules! unroll16 {
 pub mod axpby;
 pub mod copy;
 pub mod ctx;
+pub mod gemm;
 pub mod mem;
+pub mod mma_peak;
 pub mod rmsnorm;
 pub mod transpose;
 
@@ -115,4 +125,67 @@ kernels! {
 #[panic_handler]
 fn panic(_: &core::panic::PanicInfo) -> ! {
     device::trap()
+}
+
+/// Declares the GEMM entry points, `name => (input, output)`: each an `extern "ptx-kernel"`
+/// function running [`gemm::gemm`], and a line of [`GEMM_KERNELS`].
+macro_rules! gemm_kernels {
+    ($($name:ident => ($i:ty, $o:ty)),* $(,)?) => {
+        $(
+            #[cfg(target_arch = "nvptx64")]
+            #[no_mangle]
+            #[doc = concat!("`gemm_sm80` of `", stringify!($i), "` inputs into `", stringify!($o), "`.")]
+            pub unsafe extern "ptx-kernel" fn $name(
+                p: gemm::GemmParams<mem::Gmem<$i>, mem::Gmem<$o>>,
+            ) {
+                gemm::gemm::<$i, $o>(p)
+            }
+        )*
+        /// The GEMM entry points (their own launcher: `host::gpu::Gpu::gemm`).
+        pub const GEMM_KERNELS: &[ctx::KernelInfo] = &[$(
+            ctx::KernelInfo {
+                name: stringify!($name),
+                param_bytes: core::mem::size_of::<gemm::GemmParams<mem::Gmem<$i>, mem::Gmem<$o>>>(),
+                collectives: &[],
+            },
+        )*];
+    };
+}
+
+gemm_kernels! {
+    gemm_bf16_bf16 => (bf16, bf16),
+    gemm_bf16_f32 => (bf16, f32),
+    gemm_f16_f16 => (f16, f16),
+    gemm_f16_f32 => (f16, f32),
+}
+
+/// `mma.sync` ceiling microbenchmarks ([`mma_peak`]).
+#[cfg(target_arch = "nvptx64")]
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn mma_peak_bf16(p: mma_peak::PeakParams<mem::Gmem<f32>>) {
+    mma_peak::mma_peak::<true>(p)
+}
+/// See [`mma_peak_bf16`].
+#[cfg(target_arch = "nvptx64")]
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn mma_peak_f16(p: mma_peak::PeakParams<mem::Gmem<f32>>) {
+    mma_peak::mma_peak::<false>(p)
+}
+/// The microbenchmarks' entry points.
+pub const PEAK_KERNELS: &[ctx::KernelInfo] = &[
+    ctx::KernelInfo {
+        name: "mma_peak_bf16",
+        param_bytes: core::mem::size_of::<mma_peak::PeakParams<mem::Gmem<f32>>>(),
+        collectives: &[],
+    },
+    ctx::KernelInfo {
+        name: "mma_peak_f16",
+        param_bytes: core::mem::size_of::<mma_peak::PeakParams<mem::Gmem<f32>>>(),
+        collectives: &[],
+    },
+];
+
+/// Every entry point: [`KERNELS`], [`GEMM_KERNELS`], [`PEAK_KERNELS`].
+pub fn all_kernels() -> impl Iterator<Item = &'static ctx::KernelInfo> {
+    KERNELS.iter().chain(GEMM_KERNELS).chain(PEAK_KERNELS)
 }

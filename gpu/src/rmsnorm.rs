@@ -115,6 +115,39 @@ impl Elem for half::bf16 {
     }
 }
 
+impl Elem for half::f16 {
+    const BITS: i64 = 16;
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        half::f16::to_f32(self)
+    }
+    #[inline(always)]
+    fn from_f32(v: f32) -> Self {
+        half::f16::from_f32(v)
+    }
+    #[inline(always)]
+    fn widen(b: u32) -> f32 {
+        half::f16::from_bits(b as u16).to_f32()
+    }
+    #[inline(always)]
+    fn narrow(v: f32) -> u32 {
+        half::f16::from_f32(v).to_bits() as u32
+    }
+    /// On the device one `cvt.rn.f16x2.f32`: the same round-to-nearest-even as `half`'s.
+    #[cfg(target_arch = "nvptx64")]
+    #[inline(always)]
+    fn narrow2(lo: f32, hi: f32) -> u32 {
+        let r: u32;
+        // SAFETY: a pure register conversion
+        unsafe {
+            core::arch::asm!("cvt.rn.f16x2.f32 {r}, {hi}, {lo};",
+                 r = out(reg32) r, hi = in(reg32) hi, lo = in(reg32) lo,
+                 options(pure, nomem, nostack, preserves_flags));
+        }
+        r
+    }
+}
+
 /// The most tiles of a row a block stages (128 MiB of slots: more than any device's shared
 /// memory per block).
 pub const MAX_STAGED: i64 = 1 << 16;

@@ -16,7 +16,7 @@ use cudarc::driver::{
 use layout_core::{FlatLayout, FlatTensor, IntTuple, Layout};
 use tessel_gpu::axpby::{Axpby, AxpbyParams};
 use tessel_gpu::copy::CopyParams;
-use tessel_gpu::ctx::Entry;
+use tessel_gpu::ctx::{Entry, Geometry};
 use tessel_gpu::mem::Gmem;
 use tessel_gpu::rmsnorm::{RmsNorm, RmsParams};
 use tessel_gpu::transpose::TransposeParams;
@@ -275,7 +275,7 @@ impl Gpu {
             .and_then(|v| v.parse::<i64>().ok())
             .map_or(smem_optin, |v| v.clamp(0, smem_optin));
         let mut kernels = HashMap::new();
-        for k in tessel_gpu::KERNELS.iter().map(|k| k.name) {
+        for k in tessel_gpu::all_kernels().map(|k| k.name) {
             let f = module
                 .load_function(k)
                 .ctx(|| format!("kernel {k} in the PTX"))?;
@@ -397,7 +397,12 @@ impl Gpu {
                 self.rmsnorm_smem
             )));
         }
-        let f = self.function(K::NAME)?;
+        self.launch_entry(K::NAME, g, p)
+    }
+
+    /// Launches entry point `name` with geometry `g` on its one by-value parameter `p`.
+    fn launch_entry<P: Copy>(&self, name: &str, g: Geometry, p: P) -> Result<()> {
+        let f = self.function(name)?;
         let cfg = LaunchConfig {
             grid_dim: (g.grid[0] as u32, g.grid[1] as u32, 1),
             block_dim: (g.threads as u32, 1, 1),
@@ -406,11 +411,79 @@ impl Gpu {
         let p = ByValue(p);
         let mut b = self.stream.launch_builder(f);
         b.arg(&p);
-        // SAFETY: the one parameter is the kernel's `Params` (the registry's sizes are checked
-        // against the PTX in tests/ptx.rs), prepared; its tensors are device buffers whose
-        // layouts `DeviceTensor::param` checked against the buffers.
-        unsafe { b.launch(cfg) }.ctx(|| format!("launching {}", K::NAME))?;
+        // SAFETY: the one parameter is the entry's parameter struct (the registry's sizes are
+        // checked against the PTX in tests/ptx.rs), checked by its launcher; its tensors are
+        // device buffers whose layouts `DeviceTensor::param` checked against the buffers.
+        unsafe { b.launch(cfg) }.ctx(|| format!("launching {name}"))?;
         Ok(())
+    }
+
+    /// `c = alpha a b^T + beta c` with `gemm_sm80` (`gemm_<I>_<O>`): `a` `(M,K)`, `b` `(N,K)`,
+    /// `c` `(M,N)`, any flat rank-2 layouts (the fast path wants K-major `a` and `b` with rows
+    /// 16-byte aligned, and `c` with contiguous, aligned rows).
+    pub fn gemm<I: Elem + tessel_gpu::gemm::GemmIn, O: Elem>(
+        &self,
+        a: &DeviceTensor<I>,
+        b: &DeviceTensor<I>,
+        c: &mut DeviceTensor<O>,
+        alpha: f32,
+        beta: f32,
+    ) -> Result<()> {
+        use tessel_gpu::gemm;
+        let p = gemm::GemmParams {
+            a: a.param("a")?,
+            b: b.param("b")?,
+            c: c.param("c")?,
+            alpha,
+            beta,
+        };
+        let name = format!("gemm_{}_{}", I::NAME, O::NAME);
+        p.mnk()
+            .map_err(|why| GpuError::Invalid(format!("{name}: {why}")))?;
+        if gemm::SMEM_BYTES > self.rmsnorm_smem {
+            return Err(GpuError::Invalid(format!(
+                "{name}: {} bytes of shared memory per block, {} allowed",
+                gemm::SMEM_BYTES,
+                self.rmsnorm_smem
+            )));
+        }
+        let g = Geometry {
+            grid: [p.blocks(), 1],
+            threads: gemm::THREADS,
+            smem_bytes: gemm::SMEM_BYTES,
+        };
+        if g.grid[0] > i64::from(i32::MAX) {
+            return Err(GpuError::Invalid(format!("{name}: too many tiles")));
+        }
+        self.launch_entry(&name, g, p)
+    }
+
+    /// The `mma.sync` ceiling microbenchmark (`mma_peak_<I>`): `blocks` blocks of `iters`
+    /// rounds; returns the floating-point operations it does.
+    pub fn mma_peak<I: Elem>(
+        &self,
+        blocks: i64,
+        iters: i64,
+        out: &mut DeviceTensor<f32>,
+    ) -> Result<f64> {
+        use tessel_gpu::mma_peak::{PeakParams, THREADS};
+        if out.len() < (blocks * THREADS) as usize {
+            return Err(GpuError::Invalid(
+                "mma_peak needs one f32 per thread".into(),
+            ));
+        }
+        let p = PeakParams {
+            out: out.param::<1>("out")?.engine(),
+            iters,
+            seed: 0x1234_5678,
+        };
+        let g = Geometry {
+            grid: [blocks, 1],
+            threads: THREADS,
+            smem_bytes: 0,
+        };
+        self.launch_entry(&format!("mma_peak_{}", I::NAME), g, p)?;
+        Ok(p.flops(blocks))
     }
 
     /// `dst = src` with the `copy_<T>` kernel: both `n:1`.

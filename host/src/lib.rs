@@ -7,5 +7,6 @@ pub mod arch;
 pub mod calc;
 pub mod elem;
 pub mod exec;
+pub mod gemm;
 pub mod gpu;
 pub mod jobs;

@@ -24,6 +24,7 @@ use crate::error::{LayoutError, Result};
 use crate::flat::FlatLayout;
 use crate::int_tuple::IntTuple;
 use crate::layout::Layout;
+use crate::mma::{Operand, TiledMma};
 use crate::tensor::Engine;
 use crate::tiled_copy::TiledCopy;
 use crate::tri;
@@ -290,6 +291,29 @@ impl<const N: usize> TvCoords<N> {
             plan: self,
             origin: self.thread(t),
         }
+    }
+}
+
+impl TvCoords<2> {
+    /// A tiled MMA's partition of an operand tile (`partition_A/B/C` of
+    /// `make_identity_tensor(tile)`; `tile` a multiple of the operand's MMA tile): thread `t`'s
+    /// value `v`, `v` a 1-D index over `(atom_values, rest_rows, rest_cols)`, sits at
+    /// `thread(t) + value(v)`.
+    ///
+    /// Post-condition (tests/flat_tensors.rs): equal, thread for thread and value for value, to
+    /// [`ThrMma::partition`](crate::ThrMma::partition) of a column-major layout of `tile`.
+    pub const fn of_mma(mma: &TiledMma, op: Operand, tile: [i64; 2]) -> Result<TvCoords<2>> {
+        let shape = tri!(IntTuple::from_ints(&tile));
+        let (id, cod) = tri!(make_identity_layout(&shape));
+        let (thr, vals) = tri!(mma.partition_modes(op, &id));
+        Ok(TvCoords {
+            thr: [tri!(lane(&thr, &cod, 0)), tri!(lane(&thr, &cod, 1))],
+            val: [tri!(lane(&vals, &cod, 0)), tri!(lane(&vals, &cod, 1))],
+            values: vals.size(),
+            atom_vals: 1,
+            threads: mma.threads(),
+            tile,
+        })
     }
 }
 

@@ -1,0 +1,633 @@
+//! `gemm_sm80`: `C = alpha A B^T + beta C` on the tensor cores with `mma.sync.m16n8k16`, A `M x K`
+//! and B `N x K`, 16-bit inputs (`bf16` or `f16`), `f32` accumulation, output `bf16`, `f16` or
+//! `f32`.
+//!
+//! Everything a thread does is derived from `const` layouts:
+//!
+//! - [`MMA`]: the tiled MMA, `make_tiled_mma(SM80_16x8x16_F32*_TN, (2,4):(1,2))`: 8 warps, a
+//!   32x32x16 tile per step, repeated over the block tile [`BM`]` x `[`BN`] (CuTe's
+//!   `partition_C`: a warp's m-tiles lie 32 rows apart, its n-tiles 32 columns apart).
+//! - A block takes `local_tile(A, (BM, BK), (bm, k))` and `local_tile(B, (BN, BK), (bn, k))` for
+//!   each k-tile, through [`STAGES`] shared-memory stages filled by `cp.async` (128-bit, a
+//!   predicated-off chunk zero-filled), the tiled copy [`load_plan`] deciding which thread moves
+//!   which chunk.
+//! - The stages are K-major tiles swizzled by `Sw<log2(BK/8),3,3>` ([`SW`]): the 8 rows an
+//!   `ldmatrix` phase reads land in 8 different 16-byte bank groups.
+//! - Each warp reads its fragments with `ldmatrix.x4`, whose lane addresses come from the MMA
+//!   atom's A and B thread-value layouts: word `q` of lane 0 holds the origin of matrix `q`
+//!   ([`ldsm_origin`]); the const checks below prove that the matrices `ldmatrix` delivers are
+//!   exactly the atom's fragments.
+//! - The accumulators go through shared memory (`f32`, rows padded by 8 elements), and leave it
+//!   as 128-bit stores of whole output rows; ragged edges are predicated by the identity tile
+//!   (`elem_less`).
+//!
+//! Operands whose K-stride is not 1 or whose rows are not 16-byte aligned (another major, a `K`
+//! not a multiple of 8) are loaded element by element into the same stages: slower, same result.
+
+use crate::rmsnorm::Elem;
+use layout_core::{
+    const_ok, make_tiled_copy_tv, make_tiled_mma,
+    FlatTensor, IntTuple, Layout, MmaAtom, Operand, Swizzle, TiledMma, TvCoords,
+    SM80_16X8X16_F32BF16BF16F32_TN, SM80_16X8X16_F32F16F16F32_TN,
+};
+
+/// Block tile rows (of A and C).
+pub const BM: i64 = 128;
+/// Block tile columns (rows of B, columns of C).
+pub const BN: i64 = 256;
+/// K per stage.
+pub const BK: i64 = 32;
+/// Shared-memory stages of the cp.async pipeline.
+pub const STAGES: i64 = 4;
+/// Threads per block: 8 warps.
+pub const THREADS: i64 = 256;
+/// Blocks along M that the raster keeps together (L2 reuse of B).
+pub const GROUP_M: i64 = 8;
+
+const fn lay(s: &str) -> Layout {
+    const_ok!(Layout::parse(s))
+}
+
+/// The warps' layout over the MMA tile: `(2, 4)`, column-major.
+pub const ATOM_LAYOUT: Layout = lay("(2,4):(1,2)");
+/// The tiled MMA (bf16 atom; the f16 one has the same layouts, checked below).
+pub const MMA: TiledMma = const_ok!(make_tiled_mma(
+    &SM80_16X8X16_F32BF16BF16F32_TN,
+    &ATOM_LAYOUT
+));
+const _: () = {
+    let f = SM80_16X8X16_F32F16F16F32_TN;
+    let b = SM80_16X8X16_F32BF16BF16F32_TN;
+    assert!(f.a.equals(&b.a) && f.b.equals(&b.b) && f.c.equals(&b.c));
+};
+/// MMA tiles per warp along M and N (CuTe's `MMA_M`, `MMA_N`) and k-steps per stage.
+pub const MMA_M: i64 = BM / MMA.tile_mnk[0];
+/// See [`MMA_M`].
+pub const MMA_N: i64 = BN / MMA.tile_mnk[1];
+/// See [`MMA_M`].
+pub const K_STEPS: i64 = BK / MMA.tile_mnk[2];
+const _: () = assert!(
+    MMA_M == 4 && MMA_N == 8 && K_STEPS <= 4 && MMA.threads() == THREADS,
+    "the unrolled loops cover 4 x 8 MMA tiles, up to 4 k-steps, 256 threads"
+);
+
+/// A's partition of a `BM x BK` stage (`partition_A`), as coordinates: thread origin, values
+/// `(8, MMA_M, K_STEPS)`.
+pub const A_PLAN: TvCoords<2> = const_ok!(TvCoords::of_mma(&MMA, Operand::A, [BM, BK]));
+/// B's partition of a `BN x BK` stage: values `(4, MMA_N, K_STEPS)`.
+pub const B_PLAN: TvCoords<2> = const_ok!(TvCoords::of_mma(&MMA, Operand::B, [BN, BK]));
+/// C's partition of the block tile: values `(4, MMA_M, MMA_N)`.
+pub const C_PLAN: TvCoords<2> = const_ok!(TvCoords::of_mma(&MMA, Operand::C, [BM, BN]));
+
+/// Column-major `(rows, cols)` coordinate of index `i` in a tile of `rows` rows.
+const fn coord(i: i64, rows: i64) -> [i64; 2] {
+    [i % rows, i / rows]
+}
+
+/// The origin of the 8x8 matrix that `ldmatrix` delivers in word `q`: where word `q` of lane 0
+/// lies in the atom's `rows x 16` operand tile (its TV layout `tv`).
+pub const fn ldsm_origin(tv: &Layout, rows: i64, q: i64) -> [i64; 2] {
+    coord(tv.call(32 * 2 * q), rows)
+}
+
+/// Does `ldmatrix` (non-transposed, `words` matrices) deliver the atom's fragment? Lane `l`
+/// receives in word `q` the elements `(l / 4, 2 (l % 4) + h)` of matrix `q`, whose rows lanes
+/// `8q..8q+8` address from [`ldsm_origin`]; the atom's TV layout must put value `2q + h` of lane
+/// `l` at exactly that element.
+pub const fn ldsm_delivers(tv: &Layout, rows: i64, words: i64) -> bool {
+    let mut l = 0;
+    while l < 32 {
+        let mut q = 0;
+        while q < words {
+            let o = ldsm_origin(tv, rows, q);
+            let mut h = 0;
+            while h < 2 {
+                let want = coord(tv.call(l + 32 * (2 * q + h)), rows);
+                if want[0] != o[0] + l / 4 || want[1] != o[1] + 2 * (l % 4) + h {
+                    return false;
+                }
+                h += 1;
+            }
+            q += 1;
+        }
+        l += 1;
+    }
+    true
+}
+const _: () = {
+    let a: &MmaAtom = &SM80_16X8X16_F32BF16BF16F32_TN;
+    assert!(ldsm_delivers(&a.a, 16, 4), "ldmatrix.x4 delivers A's fragment");
+    assert!(ldsm_delivers(&a.b, 8, 2), "ldmatrix.x2 delivers B's fragment");
+};
+
+/// The stages' swizzle: `Sw<log2(BK / 8), 3, 3>` over a K-major `rows x BK` tile of 16-bit
+/// elements (16-byte chunks, `BK / 8` per row, XORed with the row's low bits).
+pub const SW: Swizzle = const_ok!(Swizzle::new(
+    (BK / 8).trailing_zeros() as i64,
+    3,
+    3
+));
+/// Is `Sw(x + d) == Sw(x) + d` for every `x` (the swizzle acts inside blocks of `d` elements)?
+const fn sw_commutes(d: i64) -> bool {
+    let mut x = 0;
+    while x < 4 * d {
+        if SW.apply(x + d) != SW.apply(x) + d {
+            return false;
+        }
+        x += 1;
+    }
+    true
+}
+const _: () = assert!(
+    sw_commutes(32 * BK),
+    "the swizzle commutes with a step of 32 rows: one address per k-step and lane"
+);
+
+/// Elements (16-bit) of A's and B's tiles in one stage.
+pub const A_ELEMS: i64 = BM * BK;
+/// See [`A_ELEMS`].
+pub const B_ELEMS: i64 = BN * BK;
+/// Bytes per stage.
+pub const STAGE_BYTES: i64 = 2 * (A_ELEMS + B_ELEMS);
+/// Row pitch (elements, `f32`) of the accumulators' tile in shared memory: padded so that a
+/// warp's 8-byte writes of 8 rows fall in distinct banks.
+pub const C_PITCH: i64 = BN + 8;
+/// Bytes of shared memory per block: the pipeline, reused for the accumulators.
+pub const SMEM_BYTES: i64 = {
+    let pipe = STAGES * STAGE_BYTES;
+    let c = 4 * BM * C_PITCH;
+    if pipe > c {
+        pipe
+    } else {
+        c
+    }
+};
+
+/// The tiled copy of a stage: 16-byte chunks, `BK / 8` threads along a row, the rest down the
+/// rows, over a `rows x BK` tile.
+pub const fn load_plan(rows: i64) -> TvCoords<2> {
+    let per_row = BK / 8;
+    let thr = const_ok!(Layout::from_parts(
+        const_ok!(IntTuple::from_ints(&[THREADS / per_row, per_row])),
+        &[per_row, 1]
+    ));
+    let val = const_ok!(Layout::from_parts(
+        const_ok!(IntTuple::from_ints(&[1, 8])),
+        &[1, 1]
+    ));
+    let copy = const_ok!(make_tiled_copy_tv(&thr, &val, 128, 16));
+    const_ok!(TvCoords::new(&copy, [rows, BK]))
+}
+/// Rows between a thread's chunks in a stage copy.
+pub const ROW_STEP: i64 = THREADS / (BK / 8);
+/// Do thread `t`'s chunks lie `ROW_STEP` rows apart in one column, where the swizzle commutes?
+const fn chunks_in_a_column(plan: &TvCoords<2>) -> bool {
+    let mut q = 0;
+    while q < plan.values() / 8 {
+        let c = plan.value(8 * q);
+        if c[0] != q * ROW_STEP || c[1] != 0 {
+            return false;
+        }
+        q += 1;
+    }
+    sw_commutes(ROW_STEP * BK)
+}
+/// A's stage copy: chunks per thread `BM BK / 8 / THREADS`.
+pub const LOAD_A: TvCoords<2> = load_plan(BM);
+/// B's stage copy.
+pub const LOAD_B: TvCoords<2> = load_plan(BN);
+/// Chunks per thread of A and B.
+pub const CHUNKS_A: i64 = LOAD_A.values() / 8;
+/// See [`CHUNKS_A`].
+pub const CHUNKS_B: i64 = LOAD_B.values() / 8;
+const _: () = assert!(
+    CHUNKS_A <= 8 && CHUNKS_B <= 8 && chunks_in_a_column(&LOAD_A) && chunks_in_a_column(&LOAD_B),
+    "the loads unroll up to 8 chunks, ROW_STEP rows apart"
+);
+
+/// The epilogue's copy of the accumulator tile to C: `V` elements (16 bytes of output) per
+/// access, a warp along a row.
+pub const fn store_plan(v: i64, bits: i64) -> TvCoords<2> {
+    let per_row = BN / v;
+    let thr = const_ok!(Layout::from_parts(
+        const_ok!(IntTuple::from_ints(&[THREADS / per_row, per_row])),
+        &[per_row, 1]
+    ));
+    let val = const_ok!(Layout::from_parts(
+        const_ok!(IntTuple::from_ints(&[1, v])),
+        &[1, 1]
+    ));
+    let copy = const_ok!(make_tiled_copy_tv(&thr, &val, 128, bits));
+    const_ok!(TvCoords::new(&copy, [BM, BN]))
+}
+
+/// GEMM's parameters, one by-value kernel parameter: `a` `(M, K)`, `b` `(N, K)`, `c` `(M, N)`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct GemmParams<A, C> {
+    /// `M x K`.
+    pub a: FlatTensor<A, 2>,
+    /// `N x K`.
+    pub b: FlatTensor<A, 2>,
+    /// `M x N`, read when `beta != 0`, written.
+    pub c: FlatTensor<C, 2>,
+    /// Scales `A B^T`.
+    pub alpha: f32,
+    /// Scales the old `C` (not read when 0).
+    pub beta: f32,
+}
+
+impl<A: layout_core::Engine, C: layout_core::Engine> GemmParams<A, C> {
+    /// `(M, N, K)` when the shapes agree: `Err` names the violated condition.
+    pub fn mnk(&self) -> Result<[i64; 3], &'static str> {
+        let [m, k] = self.a.shape();
+        let [n, kb] = self.b.shape();
+        if kb != k {
+            return Err("gemm needs A (M,K) and B (N,K) of one K");
+        }
+        if self.c.shape() != [m, n] {
+            return Err("gemm needs C of shape (M,N)");
+        }
+        if m < 1 || n < 1 || k < 1 {
+            return Err("gemm needs M, N, K >= 1");
+        }
+        Ok([m, n, k])
+    }
+    /// Blocks: one per `BM x BN` tile of C.
+    pub fn blocks(&self) -> i64 {
+        let [m, n, _] = self.mnk().unwrap_or([0, 0, 0]);
+        ((m + BM - 1) / BM) * ((n + BN - 1) / BN)
+    }
+}
+
+/// The block tile `(bm, bn)` of linear block `b`: column-major in groups of [`GROUP_M`] block
+/// rows, so that blocks running together share the tiles of B they read.
+pub const fn raster(b: i64, tiles_m: i64, tiles_n: i64) -> [i64; 2] {
+    let per_group = GROUP_M * tiles_n;
+    let first = (b / per_group) * GROUP_M;
+    let rows = if tiles_m - first < GROUP_M {
+        tiles_m - first
+    } else {
+        GROUP_M
+    };
+    let r = b % per_group;
+    [first + r % rows, r / rows]
+}
+
+/// A 16-bit input element type of the tensor cores.
+pub trait GemmIn: Elem {
+    /// `bf16` (else `f16`).
+    const BF16: bool;
+}
+impl GemmIn for half::bf16 {
+    const BF16: bool = true;
+}
+impl GemmIn for half::f16 {
+    const BF16: bool = false;
+}
+
+#[cfg(target_arch = "nvptx64")]
+pub use dev::gemm;
+
+#[cfg(target_arch = "nvptx64")]
+mod dev {
+    use super::*;
+    use crate::device::{
+        block_x, cp_async_16_zfill, cp_async_commit, cp_async_wait, dynamic_smem, ld_shared_v4,
+        ldmatrix_x4, mma_16x8x16, smem_addr, st_shared_v2, st_shared_v4, sync_threads, thread_x,
+        trap,
+    };
+    use crate::mem::{Gmem, Mem, V4};
+    use layout_core::make_coord_tensor;
+
+    /// Can a tile of `t` (16-bit) be loaded by 16-byte chunks: K-stride 1, rows 16-byte aligned?
+    fn chunked<I: Copy>(t: &FlatTensor<Gmem<I>, 2>) -> bool {
+        let d = t.layout().stride();
+        d[1] == 1 && d[0] % 8 == 0 && t.engine().aligned16()
+    }
+
+    /// Loads k-tile `kt` of `t` (`rows x K`, block rows from `row0`) into the stage at shared
+    /// address `s` element by element, by the copy `plan`: any layout, zeros past the matrix.
+    #[inline(always)]
+    unsafe fn load_stage<I: GemmIn, const N: i64>(
+        plan: &TvCoords<2>,
+        t: &FlatTensor<Gmem<I>, 2>,
+        row0: i64,
+        kt: i64,
+        s: u32,
+    ) {
+        let tile = [plan.tile()[0], BK];
+        let id = make_coord_tensor(t.shape()).local_tile(tile, [row0, kt]);
+        let thr = plan.get_slice(thread_x());
+        let src = thr.partition_S(&t.local_tile(tile, [row0, kt]));
+        let pred = thr.partition_S(&id);
+        let o = thr.origin();
+        let mut q = 0;
+        while q < N {
+            let v = 8 * q;
+            let c = plan.value(v);
+            let mut w = [0u32; 4];
+            unroll8!(e => if pred.elem_less(v + e) {
+                let x = src.at(v + e).read();
+                w[(e / 2) as usize] |= I::narrow(x.to_f32()) << (16 * (e % 2));
+            });
+            st_shared_v4(s + 2 * SW.apply((o[0] + c[0]) * BK + o[1] + c[1]) as u32, V4(w));
+            q += 1;
+        }
+    }
+
+    /// A lane's `ldmatrix` byte offsets in a stage, per k-step: of its A matrices (m-tile 0;
+    /// m-tile `i` is `i A_STEP` further) and of its B matrices (n-tiles 0 and 1; pair `jj` is
+    /// `jj B_STEP` further).
+    struct LdsmOffsets {
+        a: [u32; K_STEPS as usize],
+        b: [u32; K_STEPS as usize],
+    }
+    /// Bytes from m-tile `i` to `i + 1` of a warp's A (32 rows), and from n-tile pair `jj` to
+    /// `jj + 1` of its B (64 rows): the swizzle commutes with both.
+    const A_STEP: u32 = (2 * 32 * BK) as u32;
+    /// See [`A_STEP`].
+    const B_STEP: u32 = (2 * 64 * BK) as u32;
+
+    /// The fragments of k-step `ks` from the stage at `s`.
+    #[inline(always)]
+    unsafe fn fragments(
+        s: u32,
+        o: &LdsmOffsets,
+        ks: usize,
+    ) -> ([[u32; 4]; MMA_M as usize], [[u32; 2]; MMA_N as usize]) {
+        let mut a = [[0u32; 4]; MMA_M as usize];
+        unroll4!(i => a[i as usize] = ldmatrix_x4(s + o.a[ks] + i as u32 * A_STEP));
+        let sb = s + (2 * A_ELEMS) as u32;
+        let mut b = [[0u32; 2]; MMA_N as usize];
+        unroll4!(jj => {
+            let r = ldmatrix_x4(sb + o.b[ks] + jj as u32 * B_STEP);
+            b[2 * jj as usize] = [r[0], r[1]];
+            b[2 * jj as usize + 1] = [r[2], r[3]];
+        });
+        (a, b)
+    }
+
+    /// The cp.async loads of one operand when its tiles move by 16-byte chunks. A thread's
+    /// chunks lie [`ROW_STEP`] rows apart in the same column (checked at compile time), so one
+    /// source pointer, its row's pitch and the first chunk's place in a stage describe them all.
+    struct Fast<const N: usize> {
+        src: *const u8,
+        pitch: usize,
+        dst: u32,
+        row: i64,
+        rows: i64,
+        col: i64,
+    }
+
+    impl<const N: usize> Fast<N> {
+        /// Thread `thread_x()`'s chunks of `t`'s block tile `row0` by the copy `plan`.
+        #[inline(always)]
+        unsafe fn new<I: Copy>(plan: &TvCoords<2>, t: &FlatTensor<Gmem<I>, 2>, row0: i64) -> Self {
+            let o = plan.get_slice(thread_x()).origin();
+            let row = row0 * plan.tile()[0] + o[0];
+            Fast {
+                src: t.at([row, o[1]]).0 as *const u8,
+                pitch: (2 * ROW_STEP * t.layout().stride()[0]) as usize,
+                dst: 2 * SW.apply(o[0] * BK + o[1]) as u32,
+                row,
+                rows: t.shape()[0],
+                col: o[1],
+            }
+        }
+        /// Starts k-tile `kt` (of a `K`-long row) into the stage at `s`; chunks past the matrix
+        /// are zero-filled (and read nothing).
+        #[inline(always)]
+        unsafe fn issue(&self, kt: i64, k: i64, s: u32) {
+            let k_ok = kt * BK + self.col < k;
+            let src = self.src.wrapping_add((2 * kt * BK) as usize);
+            unroll8!(q => if q < N as i64 {
+                let ok = k_ok && self.row + q * ROW_STEP < self.rows;
+                let g = src.wrapping_add(q as usize * self.pitch);
+                let d = s + self.dst + (2 * q * ROW_STEP * BK) as u32;
+                cp_async_16_zfill(d, g, if ok { 16 } else { 0 });
+            });
+        }
+    }
+
+    /// How a stage is filled: `load(kt, s)` starts k-tile `kt` of A's and B's block tiles into
+    /// the stage at `s`.
+    trait Load {
+        unsafe fn load(&self, kt: i64, s: u32);
+    }
+    /// Both operands by 16-byte chunks.
+    struct FastPair {
+        a: Fast<{ CHUNKS_A as usize }>,
+        b: Fast<{ CHUNKS_B as usize }>,
+        k: i64,
+    }
+    impl Load for FastPair {
+        #[inline(always)]
+        unsafe fn load(&self, kt: i64, s: u32) {
+            self.a.issue(kt, self.k, s);
+            self.b.issue(kt, self.k, s + (2 * A_ELEMS) as u32);
+        }
+    }
+    /// Element by element (another major, unaligned rows).
+    struct Slow<'a, I: Copy, O: Copy> {
+        p: &'a GemmParams<Gmem<I>, Gmem<O>>,
+        blk: [i64; 2],
+    }
+    impl<I: GemmIn, O: Copy> Load for Slow<'_, I, O> {
+        #[inline(always)]
+        unsafe fn load(&self, kt: i64, s: u32) {
+            let (p, [bm, bn]) = (self.p, self.blk);
+            load_stage::<I, CHUNKS_A>(&LOAD_A, &p.a, bm, kt, s);
+            load_stage::<I, CHUNKS_B>(&LOAD_B, &p.b, bn, kt, s + (2 * A_ELEMS) as u32);
+        }
+    }
+
+    /// The main loop over `ktiles` k-tiles, filling the stages by `load`. Fragments are double-buffered: those of the next k-step are read while the current
+    /// one's MMAs run, and the barrier before the last k-step of a tile lets the next tile's
+    /// first fragments be read during that step's MMAs.
+    #[inline(always)]
+    unsafe fn mainloop<I: GemmIn, L: Load>(
+        ktiles: i64,
+        s0: u32,
+        offs: &LdsmOffsets,
+        load: &L,
+    ) -> [[f32; 4]; (MMA_M * MMA_N) as usize] {
+        let stage = |s: i64| s0 + (s * STAGE_BYTES) as u32;
+        let mut acc = [[0f32; 4]; (MMA_M * MMA_N) as usize];
+        let mut kt = 0;
+        while kt < STAGES - 1 {
+            if kt < ktiles {
+                load.load(kt, stage(kt));
+            }
+            cp_async_commit();
+            kt += 1;
+        }
+        cp_async_wait::<{ (STAGES - 2) as u32 }>();
+        sync_threads();
+        let (mut read, mut write) = (0, STAGES - 1);
+        let mut frag = [fragments(stage(0), offs, 0); 2];
+        let mut kt = 0;
+        while kt < ktiles {
+            unroll4!(ks => if ks < K_STEPS {
+                if ks == K_STEPS - 1 {
+                    cp_async_wait::<{ (STAGES - 2) as u32 }>();
+                    sync_threads();
+                    read = if read == STAGES - 1 { 0 } else { read + 1 };
+                }
+                let next = ((ks + 1) % K_STEPS) as usize;
+                frag[((ks + 1) % 2) as usize] = fragments(stage(read), offs, next);
+                if ks == 0 {
+                    if kt + STAGES - 1 < ktiles {
+                        load.load(kt + STAGES - 1, stage(write));
+                    }
+                    cp_async_commit();
+                    write = if write == STAGES - 1 { 0 } else { write + 1 };
+                }
+                let (a, b) = &frag[(ks % 2) as usize];
+                unroll8!(j => unroll4!(i => {
+                    let (x, y, d) = (&a[i as usize], &b[j as usize], &mut acc[(i + MMA_M * j) as usize]);
+                    if I::BF16 {
+                        mma_16x8x16::<true>(x, y, d)
+                    } else {
+                        mma_16x8x16::<false>(x, y, d)
+                    }
+                }));
+            });
+            kt += 1;
+        }
+        cp_async_wait::<0>();
+        sync_threads();
+        acc
+    }
+
+    /// The kernel: one block per `BM x BN` tile of C.
+    ///
+    /// # Safety
+    /// `p` from the host launcher (shapes agreeing, tensors inside their buffers), launched with
+    /// [`THREADS`] threads, `blocks()` blocks and [`SMEM_BYTES`] of dynamic shared memory.
+    #[inline(always)]
+    pub unsafe fn gemm<I: GemmIn, O: Elem>(p: GemmParams<Gmem<I>, Gmem<O>>) {
+        let Ok([m, n, k]) = p.mnk() else { trap() };
+        let tid = thread_x();
+        let [bm, bn] = raster(block_x(), (m + BM - 1) / BM, (n + BN - 1) / BN);
+        let s0 = smem_addr(dynamic_smem::<u8>());
+        let (ca, cb) = (chunked(&p.a), chunked(&p.b));
+        let ktiles = (k + BK - 1) / BK;
+
+        // ldmatrix addresses: lane l gives row l % 8 of matrix q = l / 8 (per k-step; the
+        // m-tiles and n-tile pairs are 32 and 64 rows further, where the swizzle commutes)
+        let lane = tid % 32;
+        let warp0 = tid - lane;
+        let q = lane / 8;
+        let a_atom = SM80_16X8X16_F32BF16BF16F32_TN.a;
+        let b_atom = SM80_16X8X16_F32BF16BF16F32_TN.b;
+        let mut a_off = [0u32; K_STEPS as usize];
+        let mut b_off = [0u32; K_STEPS as usize];
+        let (ta, tb) = (A_PLAN.thread(warp0), B_PLAN.thread(warp0));
+        unroll4!(ks => if ks < K_STEPS {
+            let ao = ldsm_origin(&a_atom, 16, q);
+            let av = A_PLAN.value(8 * MMA_M * ks);
+            let (r, c) = (ta[0] + av[0] + ao[0] + lane % 8, ta[1] + av[1] + ao[1]);
+            a_off[ks as usize] = 2 * SW.apply(r * BK + c) as u32;
+            // words 0, 1 of n-tile 2jj, then of n-tile 2jj + 1
+            let bo = ldsm_origin(&b_atom, 8, q % 2);
+            let bv = B_PLAN.value(4 * ((q / 2) + MMA_N * ks));
+            let (r, c) = (tb[0] + bv[0] + bo[0] + lane % 8, tb[1] + bv[1] + bo[1]);
+            b_off[ks as usize] = 2 * SW.apply(r * BK + c) as u32;
+        });
+
+        let offs = LdsmOffsets { a: a_off, b: b_off };
+        let acc = if ca && cb {
+            let fast = FastPair {
+                a: Fast::new(&LOAD_A, &p.a, bm),
+                b: Fast::new(&LOAD_B, &p.b, bn),
+                k,
+            };
+            mainloop::<I, _>(ktiles, s0, &offs, &fast)
+        } else {
+            mainloop::<I, _>(ktiles, s0, &offs, &Slow { p: &p, blk: [bm, bn] })
+        };
+
+        // the accumulators, times alpha, into the f32 tile in shared memory
+        let tc = C_PLAN.thread(tid);
+        unroll8!(j => unroll4!(i => {
+            let d = &acc[(i + MMA_M * j) as usize];
+            unroll2!(h => {
+                let c = C_PLAN.value(4 * (i + MMA_M * j) + 2 * h);
+                let at = s0 + 4 * ((tc[0] + c[0]) * C_PITCH + tc[1] + c[1]) as u32;
+                let (x, y) = (p.alpha * d[2 * h as usize], p.alpha * d[2 * h as usize + 1]);
+                st_shared_v2(at, [x.to_bits(), y.to_bits()]);
+            });
+        }));
+        sync_threads();
+        epilogue::<O>(&p, [bm, bn], s0);
+    }
+
+    /// The f32 tile in shared memory (`alpha A B^T`) plus `beta C` into C's tile `(bm, bn)`.
+    #[inline(always)]
+    unsafe fn epilogue<O: Elem>(p: &GemmParams<Gmem<impl GemmIn>, Gmem<O>>, blk: [i64; 2], s0: u32) {
+        let v = 128 / O::BITS;
+        let plan = if O::BITS == 32 {
+            &STORE_32
+        } else {
+            &STORE_16
+        };
+        let tile = [BM, BN];
+        let id = make_coord_tensor(p.c.shape()).local_tile(tile, blk);
+        let thr = plan.get_slice(thread_x());
+        let dst = thr.partition_D(&p.c.local_tile(tile, blk));
+        let pred = thr.partition_S(&id);
+        let o = thr.origin();
+        let d = p.c.layout().stride();
+        let whole =
+            id.covers(tile) && d[1] == 1 && d[0] % v == 0 && p.c.engine().aligned16();
+        let read_c = p.beta != 0.0;
+        let mut a = 0;
+        while a < plan.values() {
+            let c = plan.value(a);
+            let at = s0 + 4 * ((o[0] + c[0]) * C_PITCH + o[1] + c[1]) as u32;
+            let mut f = [0f32; 8];
+            let x = ld_shared_v4(at);
+            unroll4!(w => f[w as usize] = f32::from_bits(x.0[w as usize]));
+            if v == 8 {
+                let y = ld_shared_v4(at + 16);
+                unroll4!(w => f[4 + w as usize] = f32::from_bits(y.0[w as usize]));
+            }
+            if whole {
+                let g = dst.at(a);
+                if read_c {
+                    let old = crate::device::load_v4_rw(g.0 as *const u32);
+                    unroll8!(e => if e < v {
+                        let word = old.0[(e * O::BITS / 32) as usize] >> ((e * O::BITS) % 32);
+                        f[e as usize] += p.beta * O::widen(word);
+                    });
+                }
+                let mut out = [0u32; 4];
+                unroll4!(w => {
+                    let w = w as usize;
+                    out[w] = if O::BITS == 32 {
+                        f[w].to_bits()
+                    } else {
+                        O::narrow2(f[2 * w], f[2 * w + 1])
+                    };
+                });
+                g.write_v4(V4(out));
+            } else {
+                unroll8!(e => if e < v && pred.elem_less(a + e) {
+                    let g = dst.at(a + e);
+                    let mut r = f[e as usize];
+                    if read_c {
+                        r += p.beta * g.read().to_f32();
+                    }
+                    g.write(O::from_f32(r));
+                });
+            }
+            a += v;
+        }
+    }
+}
+
+/// The epilogue's copy for 32-bit outputs (4 per access).
+pub const STORE_32: TvCoords<2> = store_plan(4, 32);
+/// The epilogue's copy for 16-bit outputs (8 per access).
+pub const STORE_16: TvCoords<2> = store_plan(8, 16);
