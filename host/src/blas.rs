@@ -182,6 +182,8 @@ impl Blas {
                 what: "making the context current for cuBLAS".into(),
                 err,
             })?;
+        // cuBLAS's A is b, its B is a
+        let g = GemmEx::tn(&ma, &mb, &mc);
         // SAFETY: the handle is on this stream's context, made current; `Matrix::of` checked
         // that every element cuBLAS reads or writes (`rows` rows of `cols` elements, `ld` apart,
         // from the offset) lies inside its buffer, and the dimensions and leading dimensions fit
@@ -191,22 +193,22 @@ impl Blas {
         unsafe {
             result::gemm_ex(
                 *self.blas.handle(),
-                sys::cublasOperation_t::CUBLAS_OP_T,
-                sys::cublasOperation_t::CUBLAS_OP_N,
-                mb.rows,
-                ma.rows,
-                ma.cols,
+                g.transa,
+                g.transb,
+                g.m,
+                g.n,
+                g.k,
                 (&alpha as *const f32).cast(),
                 pb,
                 I::DATA_TYPE,
-                mb.ld,
+                g.lda,
                 pa,
                 I::DATA_TYPE,
-                ma.ld,
+                g.ldb,
                 (&beta as *const f32).cast(),
                 pc,
                 O::DATA_TYPE,
-                mc.ld,
+                g.ldc,
                 sys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
                 sys::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
             )
@@ -293,6 +295,38 @@ impl Matrix {
                  of {len}",
                 end.map_or("overflow".to_string(), |e| e.to_string())
             )),
+        }
+    }
+}
+
+/// The arguments of `cublasGemmEx` besides pointers, types and scalars.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct GemmEx {
+    transa: sys::cublasOperation_t,
+    transb: sys::cublasOperation_t,
+    m: i32,
+    n: i32,
+    k: i32,
+    lda: i32,
+    ldb: i32,
+    ldc: i32,
+}
+
+impl GemmEx {
+    /// tessel's `C = alpha A B^T + beta C` (`a` `(M,K)`, `b` `(N,K)`, `c` `(M,N)`, row-major, of
+    /// agreeing shapes) as cuBLAS's column-major `C^T = alpha op(b) op(a) + beta C^T`: cuBLAS's
+    /// `A` is `b` (`(K,N)` column-major, transposed), its `B` is `a` (`(K,M)` column-major), its
+    /// `C` is `c` (`(N,M)` column-major).
+    fn tn(a: &Matrix, b: &Matrix, c: &Matrix) -> Self {
+        Self {
+            transa: sys::cublasOperation_t::CUBLAS_OP_T,
+            transb: sys::cublasOperation_t::CUBLAS_OP_N,
+            m: b.rows,
+            n: a.rows,
+            k: a.cols,
+            lda: b.ld,
+            ldb: a.ld,
+            ldc: c.ld,
         }
     }
 }
@@ -683,6 +717,88 @@ mod tests {
         let got = device_like(ops, (m, n, k), (1.0, 0.0), bf16_sum, false);
         let r = check_gemm(&got, &want, &tol, n);
         assert!(!r.ok(), "{r}");
+    }
+
+    /// `cublasGemmEx` as cuBLAS documents it, in `f64`: column-major `C (m,n) = alpha op(A)
+    /// op(B) + beta C` with `op(A)` `(m,k)`, `op(B)` `(k,n)`, element `(i,j)` of a matrix at
+    /// `i + j ld`; also checks the leading dimensions it requires.
+    fn cublas_gemm_ex(g: &GemmEx, a: &[f64], b: &[f64], c: &mut [f64], alpha: f64, beta: f64) {
+        use sys::cublasOperation_t::{CUBLAS_OP_N as N, CUBLAS_OP_T as T};
+        let [m, n, k, lda, ldb, ldc] = [g.m, g.n, g.k, g.lda, g.ldb, g.ldc].map(|v| v as usize);
+        assert!(lda >= if g.transa == N { m } else { k }.max(1));
+        assert!(ldb >= if g.transb == N { k } else { n }.max(1));
+        assert!(ldc >= m.max(1));
+        let op_a = |i: usize, p: usize| match g.transa {
+            T => a[p + i * lda],
+            _ => a[i + p * lda],
+        };
+        let op_b = |p: usize, j: usize| match g.transb {
+            T => b[j + p * ldb],
+            _ => b[p + j * ldb],
+        };
+        for j in 0..n {
+            for i in 0..m {
+                let s: f64 = (0..k).map(|p| op_a(i, p) * op_b(p, j)).sum();
+                let cij = &mut c[i + j * ldc];
+                *cij = alpha * s + if beta == 0.0 { 0.0 } else { beta * *cij };
+            }
+        }
+    }
+
+    #[test]
+    fn the_cublas_arguments_compute_tessels_tn_gemm() {
+        let mut rng = Rng::new(7);
+        let names = ["x", "R", "C"];
+        for (m, n, k, pad) in [
+            (1, 1, 1, 0),
+            (3, 5, 7, 0),
+            (4, 6, 9, 3),
+            (1, 8, 5, 2),
+            (6, 1, 1, 1),
+        ] {
+            let (lda, ldb, ldc) = (k + pad, k + 2 * pad, n + pad);
+            let mat = |r: usize, c: usize, ld: usize| {
+                Matrix::check(
+                    [r as i64, c as i64],
+                    [ld as i64, 1],
+                    0,
+                    (r - 1) * ld + c,
+                    names,
+                )
+                .unwrap()
+            };
+            let (ma, mb, mc) = (mat(m, k, lda), mat(n, k, ldb), mat(m, n, ldc));
+            // packed values (f32: exact in f64), and the same in padded buffers (padding NaN:
+            // never read)
+            let (a, b, c): (Vec<f32>, Vec<f32>, Vec<f32>) =
+                (rng.fill(m * k), rng.fill(n * k), rng.fill(m * n));
+            let padded = |v: &[f32], cols: usize, ld: usize| {
+                let mut out = vec![f64::NAN; (v.len() / cols - 1) * ld + cols];
+                for (i, row) in v.chunks(cols).enumerate() {
+                    for (o, &x) in out[i * ld..i * ld + cols].iter_mut().zip(row) {
+                        *o = f64::from(x);
+                    }
+                }
+                out
+            };
+            let (pa, pb, mut pc) = (padded(&a, k, lda), padded(&b, k, ldb), padded(&c, n, ldc));
+            let g = GemmEx::tn(&ma, &mb, &mc);
+            cublas_gemm_ex(&g, &pb, &pa, &mut pc, 1.5, -0.5);
+            let want = gemm_reference(&a, &b, &c, m, n, k, 1.5, -0.5);
+            for i in 0..m {
+                for j in 0..n {
+                    let (got, w) = (pc[i * ldc + j], want[i * n + j]);
+                    assert!(
+                        (got - w).abs() <= 1e-12,
+                        "{m}x{n}x{k} ({i},{j}): {got} vs {w}"
+                    );
+                }
+                // the padding is not written
+                assert!(pc[i * ldc + n..(i * ldc + ldc).min(pc.len())]
+                    .iter()
+                    .all(|v| v.is_nan()));
+            }
+        }
     }
 
     #[test]
