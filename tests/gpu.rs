@@ -2,7 +2,7 @@
 //! say so and pass (CI has no GPU); `tessel run all` on a GPU machine is the full check. Inputs are
 //! random: each test prints its seed, and `TESSEL_SEED=N` replays it.
 
-use half::bf16;
+use half::{bf16, f16};
 use host::elem::Rng;
 use host::gpu::{Gpu, GpuError};
 use host::jobs;
@@ -114,4 +114,111 @@ fn rmsnorm_of_padded_rows_matches_the_host_execution() {
             .contains("rmsnorm_bf16: rmsnorm needs y's rows not to overlap"),
         "{e}"
     );
+}
+
+/// cuBLAS, or `None` (with a message) where `libcublas.so` cannot be loaded.
+fn blas(g: &Gpu) -> Option<host::blas::Blas> {
+    match host::blas::Blas::new(g) {
+        Ok(b) => Some(b),
+        Err(e @ GpuError::NoBlas(_)) => {
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "tests/gpu.rs: cuBLAS test SKIPPED, {e}");
+            None
+        }
+        Err(e) => panic!("cuBLAS is present but unusable: {e}"),
+    }
+}
+
+/// cuBLAS's `gemm_tn` against the `f64` reference, within `gemm_tolerance`'s bound: packed and
+/// padded layouts; the inputs' padding poisoned (reading it would give NaNs), `C` poisoned where
+/// `beta == 0` (cuBLAS must write every element) and its padding poisoned always (it must stay so).
+#[test]
+fn cublas_gemm_tn_matches_the_f64_reference() {
+    use host::blas::{check_gemm, gemm_reference, gemm_tolerance, BlasElem, GemmOut};
+    use host::elem::Elem;
+    use layout_core::{FlatLayout, Layout};
+    let Some(g) = gpu() else { return };
+    let Some(blas) = blas(&g) else { return };
+    let mut rng = seeded("cublas_gemm_tn_matches_the_f64_reference");
+
+    /// `(rows,cols):(ld,1)`.
+    fn rows(rows: usize, cols: usize, ld: usize) -> Layout {
+        let [r, c, ld] = [rows, cols, ld].map(|v| v as i64);
+        FlatLayout::new([r, c], [ld, 1])
+            .unwrap()
+            .to_layout()
+            .unwrap()
+    }
+    /// Packed `(rows,cols)` in a buffer with row stride `ld`, the padding poisoned.
+    fn pad<T: Elem>(packed: &[T], cols: usize, ld: usize) -> Vec<T> {
+        let r = packed.len() / cols;
+        let mut out = vec![T::poison(); (r - 1) * ld + cols];
+        for (i, row) in packed.chunks(cols).enumerate() {
+            out[i * ld..i * ld + cols].copy_from_slice(row);
+        }
+        out
+    }
+    fn check<I: BlasElem, O: GemmOut<I>>(
+        g: &Gpu,
+        blas: &host::blas::Blas,
+        rng: &mut Rng,
+        (m, n, k): (usize, usize, usize),
+        (lda, ldb, ldc): (usize, usize, usize),
+        (alpha, beta): (f32, f32),
+    ) {
+        let what = format!(
+            "{} -> {} {m}x{n}x{k} ld {lda}/{ldb}/{ldc} alpha {alpha} beta {beta}",
+            I::NAME,
+            O::NAME
+        );
+        let (a, b): (Vec<I>, Vec<I>) = (rng.fill(m * k), rng.fill(n * k));
+        let c: Vec<O> = if beta == 0.0 {
+            vec![O::poison(); m * n]
+        } else {
+            rng.fill(m * n)
+        };
+        let da = g.upload(&pad(&a, k, lda), rows(m, k, lda)).unwrap();
+        let db = g.upload(&pad(&b, k, ldb), rows(n, k, ldb)).unwrap();
+        let mut dc = g.upload(&pad(&c, n, ldc), rows(m, n, ldc)).unwrap();
+        blas.gemm_tn(&da, &db, &mut dc, alpha, beta)
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        let out = g.download(&dc).unwrap();
+        let stray = (0..out.len()).find(|&i| i % ldc >= n && out[i].bits() != O::poison().bits());
+        assert_eq!(stray, None, "{what}: C's padding written");
+        let got: Vec<O> = out.chunks(ldc).flat_map(|row| row[..n].to_vec()).collect();
+        let want = gemm_reference(&a, &b, &c, m, n, k, alpha, beta);
+        let tol = gemm_tolerance(&a, &b, &c, m, n, k, alpha, beta);
+        let r = check_gemm(&got, &want, &tol, n);
+        assert!(r.ok(), "{what}: {r}");
+    }
+
+    for (m, n, k) in [(1, 1, 1), (17, 33, 65), (128, 256, 64)] {
+        for lds in [(k, k, n), (k + 7, k + 3, n + 5)] {
+            for ab in [(1.0, 0.0), (1.5, -0.75)] {
+                let mnk = (m, n, k);
+                check::<bf16, bf16>(&g, &blas, &mut rng, mnk, lds, ab);
+                check::<bf16, f32>(&g, &blas, &mut rng, mnk, lds, ab);
+                check::<f16, f16>(&g, &blas, &mut rng, mnk, lds, ab);
+                check::<f16, f32>(&g, &blas, &mut rng, mnk, lds, ab);
+            }
+        }
+    }
+
+    // refusals name their condition
+    let one = bf16::from_f32(1.0);
+    let a = g.filled(rows(4, 8, 8), one).unwrap();
+    let b = g.filled(rows(6, 8, 8), one).unwrap();
+    let mut c = g.filled(rows(4, 6, 6), 0f32).unwrap();
+    assert!(blas.gemm_tn(&a, &b, &mut c, 1.0, 0.0).is_ok());
+    let col_major = g
+        .filled(Layout::parse("(4,8):(1,4)").unwrap(), one)
+        .unwrap();
+    let e = blas.gemm_tn(&col_major, &b, &mut c, 1.0, 0.0).unwrap_err();
+    assert!(e.to_string().contains("a needs unit stride along K"), "{e}");
+    let b7 = g.filled(rows(6, 7, 7), one).unwrap();
+    let e = blas.gemm_tn(&a, &b7, &mut c, 1.0, 0.0).unwrap_err();
+    assert!(e.to_string().contains("of one K"), "{e}");
+    let mut c5 = g.filled(rows(4, 5, 5), 0f32).unwrap();
+    let e = blas.gemm_tn(&a, &b, &mut c5, 1.0, 0.0).unwrap_err();
+    assert!(e.to_string().contains("c of shape (M,N) = (4,6)"), "{e}");
 }

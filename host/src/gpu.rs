@@ -46,6 +46,15 @@ pub enum GpuError {
     },
     /// The arguments do not fit the kernel.
     Invalid(String),
+    /// cuBLAS (`libcublas.so`) could not be loaded, or lacks a function tessel calls: why.
+    NoBlas(String),
+    /// A cuBLAS call failed.
+    Blas {
+        /// What was being done.
+        what: String,
+        /// cuBLAS's status.
+        err: cudarc::cublas::result::CublasError,
+    },
 }
 
 impl fmt::Display for GpuError {
@@ -66,6 +75,8 @@ impl fmt::Display for GpuError {
             ),
             GpuError::Driver { what, err } => write!(f, "{what}: {err}"),
             GpuError::Invalid(why) => write!(f, "invalid arguments: {why}"),
+            GpuError::NoBlas(why) => write!(f, "no cuBLAS: {why}"),
+            GpuError::Blas { what, err } => write!(f, "{what}: {err}"),
         }
     }
 }
@@ -600,6 +611,11 @@ impl Gpu {
         }
         ms.sort_by(f64::total_cmp);
         Ok((ms, host.as_secs_f64() * 1e6 / reps.max(1) as f64))
+    }
+
+    /// The stream every launch and copy goes to (cuBLAS is put on it too).
+    pub(crate) fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
     }
 }
 

@@ -4,6 +4,7 @@
 
 /// GPU archs (`sm_90`, `sm_90a`): which the kernels support, and which PTX runs on a device.
 pub mod arch;
+pub mod blas;
 pub mod calc;
 pub mod elem;
 pub mod exec;
