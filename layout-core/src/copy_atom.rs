@@ -496,14 +496,13 @@ impl AtomTiledCopy {
     /// `i` of copy atom `x` writes (its destination value).
     ///
     /// Post-condition (tested): for every thread, `partition_d` of the tile and `retile` of the
-    /// MMA's fragment name the same elements, value for value. Errors: `RankMismatch` for `l` of
-    /// rank below 2 or above 3; the algebra's where the fragment does not tile as the copy needs.
+    /// MMA's fragment name the same elements, value for value. Errors: `RankMismatch` for `l` not
+    /// of rank 3; the algebra's where the fragment does not tile as the copy needs.
     pub const fn retile(&self, l: &Layout) -> Result<Layout> {
-        let r = l.rank();
-        if !(r == 2 || r == 3) {
+        if l.rank() != 3 {
             return Err(LayoutError::RankMismatch {
                 expected: 3,
-                found: r,
+                found: l.rank(),
             });
         }
         let v = tri!(l.get(0)).size();
@@ -522,11 +521,7 @@ impl AtomTiledCopy {
         // tile the fragment by (V, tile of frg_mn)
         let pm = tri!(frg_mn.get(0)).size();
         let pn = tri!(frg_mn.get(1)).size();
-        let tiler = if r == 3 {
-            tri!(IntTuple::from_ints(&[v, pm, pn]))
-        } else {
-            tri!(IntTuple::from_ints(&[v, pm * pn]))
-        };
+        let tiler = tri!(IntTuple::from_ints(&[v, pm, pn]));
         let t = tri!(zipped_divide(l, &tri!(Tiler::shape(&tiler))));
         let vt = tri!(composition(&tri!(t.get(0)), &frg_v));
         // slice the rest at (0, _, _): its mode 0 has size 1

@@ -553,6 +553,10 @@ fn errors_are_named() {
         c.partition_s(&l("(64,32):(32,1)"), 256),
         Err(LayoutError::IndexOutOfRange { .. })
     ));
+    assert!(matches!(
+        c.retile(&l("(8,4)")),
+        Err(LayoutError::RankMismatch { .. })
+    ));
 }
 
 /// Usable in `const` items: the kernel's addresses are constants.
