@@ -4,7 +4,8 @@
 //! Grammar (whitespace is free):
 //! ```text
 //! expr   := call | atom | tiler | swz | tuple [':' tuple]
-//! atom   := NAME                 (an MMA atom by CuTe's name, e.g. SM80_16x8x16_F32F16F16F32_TN)
+//! atom   := NAME ['<' TYPE '>']  (an MMA or copy atom by CuTe's name, e.g. SM80_16x8x16_F32F16F16F32_TN,
+//!                                 SM75_U32x4_LDSM_N, SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>)
 //! call   := NAME ['<' INT '>'] '(' [expr {',' expr}] ')'
 //! tiler  := '<' (expr | '_') {',' (expr | '_')} '>'
 //! swz    := 'Sw<' INT ',' INT ',' INT '>' 'o' [INT 'o'] expr
@@ -17,7 +18,16 @@
 //! layout of warps `(AM, AN[, AK])` (identity permutation); `layout_a_tv(X)`, `layout_b_tv(X)`,
 //! `layout_c_tv(X)` of an atom or a tiled MMA are its TV layouts `(thread, value) -> index` in
 //! the column-major operand tile; `partition_A/B/C(tiled_mma, thread, tensor)` is one thread's
-//! part of a tensor.
+//! part of a tensor; `partition_fragment_A/B/C(tiled_mma, tensor)` the layout of a thread's
+//! register fragment for it.
+//!
+//! Copy atoms: a copy atom's name alone is its `Copy_Atom` for 16-bit elements;
+//! `copy_atom(NAME[, BITS])` for elements of `BITS` bits. `make_tiled_copy_A/B/C(ATOM,
+//! tiled_mma)` is the tiled copy over the MMA's operand tile with the MMA's TV layout;
+//! `get_layoutS_TV(X)` / `get_layoutD_TV(X)` its source / destination TV layouts
+//! `(thread, value) -> m + M n`; `partition_S/D(X, thread, tensor)` a thread's part of a tensor;
+//! `retile(X, fragment)` a register fragment (e.g. `partition_fragment_A(...)`) in the copy's
+//! value order.
 
 use layout_core::*;
 use std::fmt::{self, Write as _};
@@ -46,6 +56,10 @@ pub enum Value {
     Atom(MmaAtom),
     /// A tiled MMA (`make_tiled_mma`).
     Mma(TiledMma),
+    /// A copy atom with its element width (`SM75_U32x4_LDSM_N`, `copy_atom(NAME, BITS)`).
+    CopyAtom(CopyAtom),
+    /// A tiled copy of a copy atom (`make_tiled_copy_A/B/C`).
+    AtomCopy(AtomTiledCopy),
 }
 
 impl fmt::Display for Value {
@@ -84,6 +98,24 @@ impl fmt::Display for Value {
                 m.layout_a_tv,
                 m.layout_b_tv,
                 m.layout_c_tv
+            ),
+            Value::CopyAtom(a) => write!(
+                f,
+                "Copy_Atom({}, ThrID {}, ValLayoutSrc {}, ValLayoutDst {}, ValLayoutRef {}, ValueType {}b)",
+                a.traits.name,
+                a.traits.thr_id,
+                a.val_layout_src,
+                a.val_layout_dst,
+                a.val_layout_ref,
+                a.val_bits
+            ),
+            Value::AtomCopy(c) => write!(
+                f,
+                "TiledCopy(Tiler_MN ({},{}), TiledLayout_TV {}, {})",
+                c.tile[0],
+                c.tile[1],
+                c.layout_tv,
+                Value::CopyAtom(c.atom)
             ),
         }
     }
@@ -267,11 +299,25 @@ impl Parser<'_> {
         let name = std::str::from_utf8(&self.b[start..self.pos])
             .unwrap()
             .to_string();
+        // a copy atom with its template argument: SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>
+        if self.b.get(self.pos) == Some(&b'<') && !name.starts_with("Sw") {
+            let close = self.b[self.pos..].iter().position(|&c| c == b'>');
+            if let Some(n) = close {
+                let full = std::str::from_utf8(&self.b[start..self.pos + n + 1]).unwrap_or("");
+                if let Some(t) = CopyTraits::by_name(full) {
+                    self.pos += n + 1;
+                    return CopyAtom::new(&t, 16).map(Value::CopyAtom).map_err(err);
+                }
+            }
+        }
         if !matches!(self.peek(), Some(b'(' | b'<')) {
+            if let Some(t) = CopyTraits::by_name(&name) {
+                return CopyAtom::new(&t, 16).map(Value::CopyAtom).map_err(err);
+            }
             return match MmaAtom::by_name(&name) {
                 Some(a) => Ok(Value::Atom(a)),
                 None => Err(format!(
-                    "unknown name {name:?} at byte {start} (not an MMA atom; a call needs '(')"
+                    "unknown name {name:?} at byte {start} (not an MMA or copy atom; a call needs '(')"
                 )),
             };
         }
@@ -362,6 +408,13 @@ fn to_atom(v: &Value) -> R<MmaAtom> {
     match v {
         Value::Atom(a) => Ok(*a),
         other => Err(format!("expected an MMA atom, found {other}")),
+    }
+}
+
+fn to_copy_atom(v: &Value) -> R<CopyAtom> {
+    match v {
+        Value::CopyAtom(a) => Ok(*a),
+        other => Err(format!("expected a copy atom, found {other}")),
     }
 }
 
@@ -545,13 +598,72 @@ pub fn apply(name: &str, targ: Option<i64>, args: &[Value]) -> R<Value> {
         }
         "partition_S" | "partition_D" => {
             arity(name, args, 3, 3)?;
-            let (c, tid, t) = (to_copy(&args[0])?, to_int(&args[1])?, to_tensor(&args[2])?);
-            let part = c.partition(t.layout(), tid).map_err(err)?;
-            Ok(Value::Tensor(t.with_layout(part)))
+            let (tid, t) = (to_int(&args[1])?, to_tensor(&args[2])?);
+            let part = match &args[0] {
+                Value::AtomCopy(c) if name == "partition_S" => c.partition_s(t.layout(), tid),
+                Value::AtomCopy(c) => c.partition_d(t.layout(), tid),
+                other => to_copy(other)?.partition(t.layout(), tid),
+            };
+            Ok(Value::Tensor(t.with_layout(part.map_err(err)?)))
         }
         "retile" => {
             arity(name, args, 2, 2)?;
-            ok(to_copy(&args[0])?.retile(&lay(1)?))
+            match &args[0] {
+                Value::AtomCopy(c) => ok(c.retile(&lay(1)?)),
+                other => ok(to_copy(other)?.retile(&lay(1)?)),
+            }
+        }
+        "copy_atom" => {
+            arity(name, args, 1, 2)?;
+            let a = to_copy_atom(&args[0])?;
+            match args.get(1) {
+                None => Ok(Value::CopyAtom(a)),
+                Some(b) => CopyAtom::new(&a.traits, to_int(b)?)
+                    .map(Value::CopyAtom)
+                    .map_err(err),
+            }
+        }
+        "make_tiled_copy_A" | "make_tiled_copy_B" | "make_tiled_copy_C" => {
+            arity(name, args, 2, 2)?;
+            let (a, m) = (to_copy_atom(&args[0])?, to_mma(&args[1])?);
+            let f = match name {
+                "make_tiled_copy_A" => make_tiled_copy_a,
+                "make_tiled_copy_B" => make_tiled_copy_b,
+                _ => make_tiled_copy_c,
+            };
+            f(&a, &m).map(Value::AtomCopy).map_err(|e| match e {
+                LayoutError::NotDivisible { value, by } => format!(
+                    "{name}: the copy atom moves {by} values per thread where the tiled MMA's \
+                     threads hold {value} per tile (CuTe: too few vals for the CopyAtom)"
+                ),
+                e => err(e),
+            })
+        }
+        "get_layoutS_TV" | "get_layoutD_TV" => {
+            arity(name, args, 1, 1)?;
+            let c = match &args[0] {
+                Value::AtomCopy(c) => *c,
+                other => {
+                    return Err(format!(
+                        "expected a tiled copy of a copy atom, found {other}"
+                    ))
+                }
+            };
+            ok(if name == "get_layoutS_TV" {
+                c.layout_s_tv()
+            } else {
+                c.layout_d_tv()
+            })
+        }
+        "partition_fragment_A" | "partition_fragment_B" | "partition_fragment_C" => {
+            arity(name, args, 2, 2)?;
+            let (m, t) = (to_mma(&args[0])?, to_tensor(&args[1])?);
+            let op = match name {
+                "partition_fragment_A" => Operand::A,
+                "partition_fragment_B" => Operand::B,
+                _ => Operand::C,
+            };
+            ok(m.partition_fragment(op, t.layout()))
         }
         "size" | "cosize" | "rank" | "depth" => {
             arity(name, args, 1, 1)?;

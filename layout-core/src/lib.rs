@@ -89,3 +89,14 @@ pub use mma::{
     SM80_16X8X16_F16F16F16F16_TN, SM80_16X8X16_F32BF16BF16F32_TN, SM80_16X8X16_F32F16F16F32_TN,
     SM80_16X8X8_F16F16F16F16_TN, SM80_16X8X8_F32BF16BF16F32_TN, SM80_16X8X8_F32F16F16F32_TN,
 };
+
+mod recast;
+pub use recast::{downcast, recast_layout, upcast};
+
+mod copy_atom;
+pub use copy_atom::{
+    make_tiled_copy_a, make_tiled_copy_b, make_tiled_copy_c, make_tiled_copy_impl, smem_wavefronts,
+    AtomTiledCopy, CopyAtom, CopyTraits, COPY_ATOMS, SM75_U16X2_LDSM_T, SM75_U16X4_LDSM_T,
+    SM75_U16X8_LDSM_T, SM75_U32X1_LDSM_N, SM75_U32X2_LDSM_N, SM75_U32X4_LDSM_N,
+    SM80_CP_ASYNC_CACHEGLOBAL_U128, SM80_CP_ASYNC_CACHEGLOBAL_ZFILL_U128, UNIVERSAL_COPY_U32,
+};

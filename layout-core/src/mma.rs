@@ -147,7 +147,7 @@ pub const MMA_ATOMS: [MmaAtom; 6] = [
     SM80_16X8X8_F16F16F16F16_TN,
 ];
 
-const fn str_eq(a: &str, b: &str) -> bool {
+pub(crate) const fn str_eq(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     if a.len() != b.len() {
         return false;
@@ -354,6 +354,77 @@ impl TiledMma {
         ));
         let sel = tri!(composition(&sel, &tri!(right_inverse(&v))));
         Ok((tri!(composition(&thr, &sel)), vals))
+    }
+    /// CuTe's `partition_fragment_A/B/C(tensor)`: the layout of a thread's register fragment
+    /// for its partition of `l` (the same for every thread), shaped `(MMA, MMA_M, MMA_K)` (A),
+    /// `(MMA, MMA_N, MMA_K)` (B), `(MMA, MMA_M, MMA_N)` (C), where `MMA` is the atom's values.
+    ///
+    /// As CuTe makes it: C is compact column-major; A and B are `make_fragment_like` of the
+    /// partition, mode 0 compact column-major and the rest modes compact in the order of their
+    /// strides in `l` (so that a K-major tile gives a fragment whose `MMA_K` steps are adjacent),
+    /// each rest leaf's stride the product of the sizes of mode 0 and of the rest leaves of
+    /// smaller stride in `l`. A size-1 leaf has stride 0, as CuTe writes static ones.
+    ///
+    /// Post-condition (tested): a bijection from the fragment's coordinates onto
+    /// `0..size(fragment)`, of the shape of `get_slice(t).partition(op, l)`. Errors: those of
+    /// [`TiledMma::partition_modes`].
+    pub const fn partition_fragment(&self, op: Operand, l: &Layout) -> Result<Layout> {
+        let (_, vals) = tri!(self.partition_modes(op, l));
+        let rest = tri!(vals.get(1));
+        let part = tri!(Layout::concat(&[
+            tri!(vals.get(0)),
+            tri!(rest.get(0)),
+            tri!(rest.get(1))
+        ]));
+        let shape = part.shape();
+        let s = part.shapes();
+        let d = part.strides();
+        let n0 = tri!(part.get(0)).shapes().len();
+        let mut out = [0i64; crate::MAX_LEAVES];
+        let mut acc = 1;
+        let mut i = 0;
+        while i < n0 {
+            let zero = matches!(op, Operand::A | Operand::B) && d[i] == 0;
+            out[i] = if s[i] == 1 || zero { 0 } else { acc };
+            if !zero {
+                acc *= s[i];
+            }
+            i += 1;
+        }
+        let mut i = n0;
+        while i < s.len() {
+            if matches!(op, Operand::C) {
+                out[i] = if s[i] == 1 { 0 } else { acc };
+                acc *= s[i];
+            } else if s[i] == 1 {
+                out[i] = 0;
+            } else {
+                // CuTe's compact_order: the sizes of the leaves of strictly smaller order
+                let mut p = 1;
+                let mut j = n0;
+                while j < s.len() {
+                    if d[j] < d[i] {
+                        p *= s[j];
+                    }
+                    j += 1;
+                }
+                out[i] = acc * p;
+            }
+            i += 1;
+        }
+        Layout::from_parts(shape, &out)
+    }
+    /// `partition_fragment_A`: of an `M x K` layout (see [`TiledMma::partition_fragment`]).
+    pub const fn partition_fragment_a(&self, l: &Layout) -> Result<Layout> {
+        self.partition_fragment(Operand::A, l)
+    }
+    /// `partition_fragment_B`: of an `N x K` layout.
+    pub const fn partition_fragment_b(&self, l: &Layout) -> Result<Layout> {
+        self.partition_fragment(Operand::B, l)
+    }
+    /// `partition_fragment_C`: of an `M x N` layout.
+    pub const fn partition_fragment_c(&self, l: &Layout) -> Result<Layout> {
+        self.partition_fragment(Operand::C, l)
     }
     /// `get_slice(tid)`: thread `tid`'s view (`Err(IndexOutOfRange)` when `tid >= threads()`).
     pub const fn get_slice(&self, tid: i64) -> Result<ThrMma> {
