@@ -140,6 +140,9 @@ pub struct BenchArgs {
     /// copy, transpose, rmsnorm, axpby or all
     #[arg(value_enum, value_name = "KERNEL", default_value_t = Kernel::All)]
     kernel: Kernel,
+    /// gemm only: M N K to time instead of 4096^3 and 8192^3 (several triples allowed)
+    #[arg(value_name = "SIZES", value_parser = parse_size)]
+    sizes: Vec<usize>,
     /// Timed runs of each kernel (and of the memcpy)
     #[arg(long, value_name = "N", default_value_t = 50,
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
@@ -599,6 +602,13 @@ fn print_timing(t: &Timing) {
 
 /// `tessel bench [KERNEL] [--reps N] [--seed N] [--device N]`.
 pub fn bench(a: BenchArgs) -> ExitCode {
+    if !a.sizes.is_empty() && (a.kernel != Kernel::Gemm || a.sizes.len() % 3 != 0) {
+        return crate::usage_error(
+            "bench",
+            ErrorKind::WrongNumberOfValues,
+            "bench takes SIZES for gemm only, in triples M N K",
+        );
+    }
     let g = match Gpu::open(a.device, ptx::PTX) {
         Ok(g) => g,
         Err(e) => {
@@ -643,11 +653,18 @@ pub fn bench(a: BenchArgs) -> ExitCode {
                 Err(e)
             }
         };
-        let peak = show(gemm::bench_mma_peak::<bf16>(&g, r));
-        let _ = show(gemm::bench_mma_peak::<f16>(&g, r));
-        for n in [4096, 8192] {
+        let peak = show(gemm::bench_mma_peak::<bf16>(&g, 8, r));
+        let _ = show(gemm::bench_mma_peak::<f16>(&g, 8, r));
+        // at the GEMM's occupancy: one block of 8 warps per SM
+        let _ = show(gemm::bench_mma_peak::<bf16>(&g, 1, r));
+        let sizes: Vec<[usize; 3]> = if a.sizes.is_empty() {
+            vec![[4096; 3], [8192; 3]]
+        } else {
+            a.sizes.chunks(3).map(|c| [c[0], c[1], c[2]]).collect()
+        };
+        for mnk in sizes {
             if let (Ok(t), Ok(p)) = (
-                show(gemm::bench_gemm::<bf16, bf16>(&g, [n, n, n], r, &mut rng)),
+                show(gemm::bench_gemm::<bf16, bf16>(&g, mnk, r, &mut rng)),
                 &peak,
             ) {
                 println!(

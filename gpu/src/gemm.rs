@@ -36,9 +36,9 @@ pub const BM: i64 = 128;
 /// Block tile columns (rows of B, columns of C).
 pub const BN: i64 = 256;
 /// K per stage.
-pub const BK: i64 = 32;
+pub const BK: i64 = 64;
 /// Shared-memory stages of the cp.async pipeline.
-pub const STAGES: i64 = 4;
+pub const STAGES: i64 = 3;
 /// Threads per block: 8 warps.
 pub const THREADS: i64 = 256;
 /// Blocks along M that the raster keeps together (L2 reuse of B).
@@ -138,9 +138,58 @@ const fn sw_commutes(d: i64) -> bool {
     }
     true
 }
+/// Rows from m-tile `i` to `i + 1` of a thread's A values (CuTe's `MMA_M` mode).
+pub const A_ROWS: i64 = A_PLAN.value(8)[0];
+/// Rows from n-tile pair `jj` to `jj + 1` of a thread's B values (two `MMA_N` steps: one
+/// `ldmatrix.x4` reads a pair).
+pub const B_ROWS: i64 = B_PLAN.value(4 * 2)[0];
+/// Do the m-tiles (n-tile pairs) lie `A_ROWS` (`B_ROWS`) rows apart in the same columns, where
+/// the swizzle commutes, so that one address per k-step and lane serves them all?
+const fn steps_commute() -> bool {
+    let mut i = 0;
+    while i < MMA_M {
+        let c = A_PLAN.value(8 * i);
+        if c[0] != i * A_ROWS || c[1] != 0 {
+            return false;
+        }
+        i += 1;
+    }
+    let mut j = 0;
+    while j < MMA_N {
+        let c = B_PLAN.value(4 * j);
+        let h = B_PLAN.value(4)[0];
+        if c[0] != (j / 2) * B_ROWS + (j % 2) * h || c[1] != 0 {
+            return false;
+        }
+        j += 1;
+    }
+    sw_commutes(A_ROWS * BK) && sw_commutes(B_ROWS * BK)
+}
+/// Is k-step `ks`'s place in a row the k-step 0 place XOR `16 ks` (elements), for every row and
+/// both 8-element halves a lane can start at? (Adding `16 ks` to a column below 16 sets bits the
+/// column does not have, and the swizzle is linear over XOR and leaves `16 ks` alone.)
+pub const KSTEP_IS_XOR: bool = {
+    let mut ok = true;
+    let mut r = 0;
+    while r < 64 {
+        let mut c = 0;
+        while c < 16 {
+            let mut ks = 0;
+            while ks < K_STEPS {
+                let x = r * BK + c;
+                ok &= SW.apply(x + 16 * ks) == SW.apply(x) ^ (16 * ks);
+                ks += 1;
+            }
+            c += 8;
+        }
+        r += 1;
+    }
+    ok
+};
+const _: () = assert!(KSTEP_IS_XOR && K_STEPS * 16 == BK);
 const _: () = assert!(
-    sw_commutes(32 * BK),
-    "the swizzle commutes with a step of 32 rows: one address per k-step and lane"
+    steps_commute(),
+    "one ldmatrix address per k-step and lane serves every m-tile and n-tile pair"
 );
 
 /// Elements (16-bit) of A's and B's tiles in one stage.
@@ -251,6 +300,9 @@ impl<A: layout_core::Engine, C: layout_core::Engine> GemmParams<A, C> {
         if m < 1 || n < 1 || k < 1 {
             return Err("gemm needs M, N, K >= 1");
         }
+        if k > i32::MAX as i64 - BK {
+            return Err("gemm needs K < 2^31 - BK (the loads count k in 32 bits)");
+        }
         Ok([m, n, k])
     }
     /// Blocks: one per `BM x BN` tile of C.
@@ -336,18 +388,18 @@ mod dev {
         }
     }
 
-    /// A lane's `ldmatrix` byte offsets in a stage, per k-step: of its A matrices (m-tile 0;
+    /// A lane's `ldmatrix` byte offsets in a stage at k-step 0: of its A matrices (m-tile 0;
     /// m-tile `i` is `i A_STEP` further) and of its B matrices (n-tiles 0 and 1; pair `jj` is
-    /// `jj B_STEP` further).
+    /// `jj B_STEP` further). K-step `ks` is the offset XOR `32 ks` ([`KSTEP_IS_XOR`]).
     struct LdsmOffsets {
-        a: [u32; K_STEPS as usize],
-        b: [u32; K_STEPS as usize],
+        a: u32,
+        b: u32,
     }
-    /// Bytes from m-tile `i` to `i + 1` of a warp's A (32 rows), and from n-tile pair `jj` to
-    /// `jj + 1` of its B (64 rows): the swizzle commutes with both.
-    const A_STEP: u32 = (2 * 32 * BK) as u32;
+    /// Bytes from m-tile `i` to `i + 1` of a warp's A ([`A_ROWS`] rows), and from n-tile pair
+    /// `jj` to `jj + 1` of its B ([`B_ROWS`]): the swizzle commutes with both.
+    const A_STEP: u32 = (2 * A_ROWS * BK) as u32;
     /// See [`A_STEP`].
-    const B_STEP: u32 = (2 * 64 * BK) as u32;
+    const B_STEP: u32 = (2 * B_ROWS * BK) as u32;
 
     /// The fragments of k-step `ks` from the stage at `s`.
     #[inline(always)]
@@ -357,11 +409,11 @@ mod dev {
         ks: usize,
     ) -> ([[u32; 4]; MMA_M as usize], [[u32; 2]; MMA_N as usize]) {
         let mut a = [[0u32; 4]; MMA_M as usize];
-        unroll4!(i => a[i as usize] = ldmatrix_x4(s + o.a[ks] + i as u32 * A_STEP));
+        unroll4!(i => a[i as usize] = ldmatrix_x4(s + (o.a ^ (32 * ks as u32)) + i as u32 * A_STEP));
         let sb = s + (2 * A_ELEMS) as u32;
         let mut b = [[0u32; 2]; MMA_N as usize];
         unroll4!(jj => {
-            let r = ldmatrix_x4(sb + o.b[ks] + jj as u32 * B_STEP);
+            let r = ldmatrix_x4(sb + (o.b ^ (32 * ks as u32)) + jj as u32 * B_STEP);
             b[2 * jj as usize] = [r[0], r[1]];
             b[2 * jj as usize + 1] = [r[2], r[3]];
         });
@@ -375,9 +427,9 @@ mod dev {
         src: *const u8,
         pitch: usize,
         dst: u32,
-        row: i64,
-        rows: i64,
-        col: i64,
+        /// Bit `q`: chunk `q`'s row exists.
+        rows_ok: u32,
+        col: i32,
     }
 
     impl<const N: usize> Fast<N> {
@@ -386,26 +438,28 @@ mod dev {
         unsafe fn new<I: Copy>(plan: &TvCoords<2>, t: &FlatTensor<Gmem<I>, 2>, row0: i64) -> Self {
             let o = plan.get_slice(thread_x()).origin();
             let row = row0 * plan.tile()[0] + o[0];
+            let mut rows_ok = 0;
+            unroll8!(q => if q < N as i64 && row + q * ROW_STEP < t.shape()[0] {
+                rows_ok |= 1 << q;
+            });
             Fast {
                 src: t.at([row, o[1]]).0 as *const u8,
                 pitch: (2 * ROW_STEP * t.layout().stride()[0]) as usize,
                 dst: 2 * SW.apply(o[0] * BK + o[1]) as u32,
-                row,
-                rows: t.shape()[0],
-                col: o[1],
+                rows_ok,
+                col: o[1] as i32,
             }
         }
         /// Starts k-tile `kt` (of a `K`-long row) into the stage at `s`; chunks past the matrix
         /// are zero-filled (and read nothing).
         #[inline(always)]
-        unsafe fn issue(&self, kt: i64, k: i64, s: u32) {
-            let k_ok = kt * BK + self.col < k;
-            let src = self.src.wrapping_add((2 * kt * BK) as usize);
+        unsafe fn issue(&self, kt: i32, k: i32, s: u32) {
+            let ok = if kt * BK as i32 + self.col < k { self.rows_ok } else { 0 };
+            let src = self.src.wrapping_add((2 * kt * BK as i32) as usize);
             unroll8!(q => if q < N as i64 {
-                let ok = k_ok && self.row + q * ROW_STEP < self.rows;
                 let g = src.wrapping_add(q as usize * self.pitch);
                 let d = s + self.dst + (2 * q * ROW_STEP * BK) as u32;
-                cp_async_16_zfill(d, g, if ok { 16 } else { 0 });
+                cp_async_16_zfill(d, g, if ok & (1 << q) != 0 { 16 } else { 0 });
             });
         }
     }
@@ -419,13 +473,13 @@ mod dev {
     struct FastPair {
         a: Fast<{ CHUNKS_A as usize }>,
         b: Fast<{ CHUNKS_B as usize }>,
-        k: i64,
+        k: i32,
     }
     impl Load for FastPair {
         #[inline(always)]
         unsafe fn load(&self, kt: i64, s: u32) {
-            self.a.issue(kt, self.k, s);
-            self.b.issue(kt, self.k, s + (2 * A_ELEMS) as u32);
+            self.a.issue(kt as i32, self.k, s);
+            self.b.issue(kt as i32, self.k, s + (2 * A_ELEMS) as u32);
         }
     }
     /// Element by element (another major, unaligned rows).
@@ -521,27 +575,20 @@ mod dev {
         let q = lane / 8;
         let a_atom = SM80_16X8X16_F32BF16BF16F32_TN.a;
         let b_atom = SM80_16X8X16_F32BF16BF16F32_TN.b;
-        let mut a_off = [0u32; K_STEPS as usize];
-        let mut b_off = [0u32; K_STEPS as usize];
         let (ta, tb) = (A_PLAN.thread(warp0), B_PLAN.thread(warp0));
-        unroll4!(ks => if ks < K_STEPS {
-            let ao = ldsm_origin(&a_atom, 16, q);
-            let av = A_PLAN.value(8 * MMA_M * ks);
-            let (r, c) = (ta[0] + av[0] + ao[0] + lane % 8, ta[1] + av[1] + ao[1]);
-            a_off[ks as usize] = 2 * SW.apply(r * BK + c) as u32;
-            // words 0, 1 of n-tile 2jj, then of n-tile 2jj + 1
-            let bo = ldsm_origin(&b_atom, 8, q % 2);
-            let bv = B_PLAN.value(4 * ((q / 2) + MMA_N * ks));
-            let (r, c) = (tb[0] + bv[0] + bo[0] + lane % 8, tb[1] + bv[1] + bo[1]);
-            b_off[ks as usize] = 2 * SW.apply(r * BK + c) as u32;
-        });
-
+        let (ao, bo) = (ldsm_origin(&a_atom, 16, q), ldsm_origin(&b_atom, 8, q % 2));
+        let (r, c) = (ta[0] + ao[0] + lane % 8, ta[1] + ao[1]);
+        let a_off = 2 * SW.apply(r * BK + c) as u32;
+        // words 0, 1 of n-tile 2jj, then of n-tile 2jj + 1
+        let bv = B_PLAN.value(4 * (q / 2));
+        let (r, c) = (tb[0] + bv[0] + bo[0] + lane % 8, tb[1] + bv[1] + bo[1]);
+        let b_off = 2 * SW.apply(r * BK + c) as u32;
         let offs = LdsmOffsets { a: a_off, b: b_off };
         let acc = if ca && cb {
             let fast = FastPair {
                 a: Fast::new(&LOAD_A, &p.a, bm),
                 b: Fast::new(&LOAD_B, &p.b, bn),
-                k,
+                k: k as i32,
             };
             mainloop::<I, _>(ktiles, s0, &offs, &fast)
         } else {

@@ -191,9 +191,10 @@ pub fn bench_gemm<I: GemmIn, O: GemmOut>(
     })
 }
 
-/// The `mma.sync.m16n8k16` ceiling: `mma_peak_<I>` over 8 blocks per SM, in TFLOP/s.
-pub fn bench_mma_peak<I: Elem>(g: &Gpu, reps: usize) -> Result<GemmTiming> {
-    let blocks = 8 * i64::from(g.sms());
+/// The `mma.sync.m16n8k16` ceiling: `mma_peak_<I>` over `per_sm` blocks of 8 warps per SM, in
+/// TFLOP/s.
+pub fn bench_mma_peak<I: Elem>(g: &Gpu, per_sm: i64, reps: usize) -> Result<GemmTiming> {
+    let blocks = per_sm * i64::from(g.sms());
     let iters = 4096;
     let mut out: DeviceTensor<f32> = g.filled(
         Layout::parse(&format!("{}:1", blocks * 256))
