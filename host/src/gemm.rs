@@ -135,7 +135,7 @@ pub fn run_gemm<I: GemmIn, O: GemmOut>(
         for (j, (w, bound)) in want.into_iter().enumerate() {
             let x = got[i * n + j].to_f64();
             let err = (x - w).abs();
-            if !(err <= bound) && bad.is_none() {
+            if err.partial_cmp(&bound).is_none_or(|o| o.is_gt()) && bad.is_none() {
                 bad = Some(format!("C[{i},{j}] = {x} vs {w} (bound {bound:.3e})"));
             }
             let rel = err / bound;

@@ -9,5 +9,6 @@ pub mod calc;
 pub mod elem;
 pub mod exec;
 pub mod gemm;
+pub mod gemm_exec;
 pub mod gpu;
 pub mod jobs;
