@@ -317,7 +317,16 @@ fn plan(a: &RunArgs) -> Result<Vec<Job>, Usage> {
         }
     };
     let invalid = |m: String| Err((ErrorKind::ValueValidation, m));
-    match s.iter().try_fold(1usize, |p, &n| p.checked_mul(n)) {
+    // a GEMM's largest matrix is one of M K, N K, M N; the others' one tensor is all sizes
+    let elems = if kernel == Kernel::Gemm {
+        [(0, 2), (1, 2), (0, 1)]
+            .iter()
+            .map(|&(i, j)| s[i].checked_mul(s[j]))
+            .try_fold(0usize, |a, x| x.map(|x| a.max(x)))
+    } else {
+        s.iter().try_fold(1usize, |p, &n| p.checked_mul(n))
+    };
+    match elems {
         Some(n) if n <= MAX_ELEMS => {}
         _ => return invalid(format!("{s:?} is more than 2^32 elements")),
     }
@@ -663,16 +672,29 @@ pub fn bench(a: BenchArgs) -> ExitCode {
             a.sizes.chunks(3).map(|c| [c[0], c[1], c[2]]).collect()
         };
         for mnk in sizes {
-            if let (Ok(t), Ok(p)) = (
-                show(gemm::bench_gemm::<bf16, bf16>(&g, mnk, r, &mut rng)),
-                &peak,
-            ) {
-                println!(
-                    "{:<36} {:>9} {:>8.1}% of the mma.sync ceiling",
-                    "",
-                    "",
-                    100.0 * t / p
-                );
+            match gemm::bench_gemm::<bf16, bf16>(&g, mnk, r, &mut rng) {
+                Ok((t, blas)) => {
+                    let _ = show(Ok(t.clone()));
+                    let mut vs = vec![];
+                    if let Ok(p) = &peak {
+                        vs.push(format!(
+                            "{:.1}% of the mma.sync ceiling",
+                            100.0 * t.tflops / p
+                        ));
+                    }
+                    match blas {
+                        Some(Ok(b)) => {
+                            let _ = show(Ok(b.clone()));
+                            vs.push(format!("{:.1}% of cuBLAS", 100.0 * t.tflops / b.tflops));
+                        }
+                        Some(Err(e)) => println!("error: cuBLAS: {e}"),
+                        None => vs.push("no cuBLAS to compare".into()),
+                    }
+                    println!("{:<36} {}", "", vs.join(", "));
+                }
+                Err(e) => {
+                    let _ = show(Err(e));
+                }
             }
         }
     }

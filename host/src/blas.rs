@@ -445,13 +445,6 @@ pub fn gemm_tolerance<I: Elem, O: BlasElem>(
 ) -> Vec<f64> {
     check_lengths(a.len(), b.len(), c.len(), m, n, k);
     let (alpha, beta) = (f64::from(alpha), f64::from(beta));
-    let charges = (k + 1) as f64;
-    let nu = charges * 3.0 * pow2(23);
-    let gamma = if nu < 0.5 {
-        nu / (1.0 - nu)
-    } else {
-        f64::INFINITY
-    };
     let mut out = Vec::with_capacity(m * n);
     for i in 0..m {
         for j in 0..n {
@@ -463,11 +456,39 @@ pub fn gemm_tolerance<I: Elem, O: BlasElem>(
             };
             let want = alpha * s + beta * cij;
             let big = alpha.abs() * mag + beta.abs() * cij.abs();
-            let e = gamma * big + (k + 2) as f64 * pow2(126) + charges * pow2(52) * big;
-            out.push(O::EPS * (want.abs() + e) + (1.0 + O::EPS) * e + O::MIN_NORMAL);
+            out.push(element_bound::<O>(want, big, k));
         }
     }
     out
+}
+
+/// The `f32` accumulation's part `E` of [`gemm_tolerance`]'s bound, for an element whose terms'
+/// magnitudes sum to `big` (`|alpha| sum |a b| + |beta c|`) over `k` products.
+pub fn accumulation_bound(big: f64, k: usize) -> f64 {
+    let charges = (k + 1) as f64;
+    let nu = charges * 3.0 * pow2(23);
+    let gamma = if nu < 0.5 {
+        nu / (1.0 - nu)
+    } else {
+        f64::INFINITY
+    };
+    gamma * big + (k + 2) as f64 * pow2(126) + charges * pow2(52) * big
+}
+
+/// [`gemm_tolerance`]'s bound for one element: reference `want`, magnitudes `big`, `k` products.
+pub fn element_bound<O: BlasElem>(want: f64, big: f64, k: usize) -> f64 {
+    let e = accumulation_bound(big, k);
+    O::EPS * (want.abs() + e) + (1.0 + O::EPS) * e + O::MIN_NORMAL
+}
+
+/// A bound on `|x - y|` for two results `x`, `y` of the same GEMM element, each within
+/// [`element_bound`] of the unknown reference: with `|ref| <= R = (|y| + 2 E + min_normal) /
+/// (1 - eps)` (from `y`'s own bound), both bounds are at most `element_bound(R)`, which grows
+/// with `|ref|`; the triangle inequality doubles it.
+pub fn pair_bound<O: BlasElem>(y: f64, big: f64, k: usize) -> f64 {
+    let e = accumulation_bound(big, k);
+    let r = (y.abs() + 2.0 * e + O::MIN_NORMAL) / (1.0 - O::EPS);
+    2.0 * element_bound::<O>(r, big, k)
 }
 
 /// The worst element of a GEMM's result against its reference, by error relative to its bound.

@@ -1,84 +1,50 @@
-//! What `tessel run gemm` and `tessel bench gemm` do: `gemm_sm80` on fresh random inputs into a
-//! poisoned C, checked against an `f64` reference (every row at small sizes, a random sample of
-//! rows at large ones) within a sound error bound; timed in TFLOP/s beside the `mma.sync`
-//! ceiling measured in the same run.
+//! What `tessel run gemm` and `tessel bench gemm` do.
+//!
+//! `run`: `gemm_sm80` on fresh random inputs into a poisoned C (or a random C when `beta != 0`),
+//! compared with
+//! - the `f64` reference within [`gemm_tolerance`](crate::blas::gemm_tolerance)'s bound: every
+//!   element up to 2^30 multiply-adds, else every element of a random sample of rows (the first
+//!   and last included);
+//! - the host execution of the same partitioning ([`gemm_exec`](crate::gemm_exec)) up to 2^25
+//!   multiply-adds: every element written exactly once, no shared-memory hazard, within the
+//!   bound of the reference;
+//! - cuBLAS on the same inputs, every element, within [`pair_bound`] (the sum of the two
+//!   results' bounds, from magnitudes `|A| |B|^T` that cuBLAS computes too).
+//!
+//! `bench`: TFLOP/s of `gemm_sm80` and of cuBLAS on the same inputs in the same run, beside the
+//! `mma.sync` ceiling measured by a register-only microbenchmark.
 
 use half::{bf16, f16};
 use layout_core::Layout;
 
+use crate::blas::{self, gemm_reference, gemm_tolerance, pair_bound, Blas, BlasElem};
 use crate::elem::{Elem, Rng};
 use crate::gpu::{row_major, DeviceTensor, Gpu, GpuError, Result};
 use crate::jobs::Verdict;
 
 /// An input type of the GEMM (`bf16`, `f16`).
-pub trait GemmIn: Elem + tessel_gpu::gemm::GemmIn {}
+pub trait GemmIn: BlasElem + tessel_gpu::gemm::GemmIn {}
 impl GemmIn for bf16 {}
 impl GemmIn for f16 {}
 
-/// An output type of the GEMM (`bf16`, `f16`, `f32`).
-pub trait GemmOut: Elem + tessel_gpu::rmsnorm::Elem {
-    /// The unit roundoff of the type: half the distance from 1 to the next value.
-    const UNIT: f64;
-}
-impl GemmOut for bf16 {
-    const UNIT: f64 = 1.0 / 256.0;
-}
-impl GemmOut for f16 {
-    const UNIT: f64 = 1.0 / 2048.0;
-}
-impl GemmOut for f32 {
-    const UNIT: f64 = 1.0 / 16_777_216.0;
-}
+/// An output type of the GEMM of inputs `I` (`I` itself or `f32`, the pairs cuBLAS has too).
+pub trait GemmOut: BlasElem + tessel_gpu::rmsnorm::Elem {}
+impl GemmOut for bf16 {}
+impl GemmOut for f16 {}
+impl GemmOut for f32 {}
 
-/// Row `i` of `alpha a b^T + beta c` in `f64` from the (rounded) inputs, with the bound on each
-/// element's error of an `f32`-accumulating kernel rounding to `O` once:
-/// `|got - want| <= u_O |want| + 2 K 2^-24 |alpha| sum_k |a_ik b_jk| (1 + u_O) + |beta c| 2^-24`.
-/// (Products of 16-bit inputs are exact in `f32`; `K` additions in `f32` lose at most `K u` of
-/// the sum of magnitudes — doubled, as the tensor cores' internal accumulation need not round
-/// to nearest — and the result is rounded to `O` once.)
-#[allow(clippy::too_many_arguments)]
-pub fn reference_row<I: Elem, O: Elem>(
-    a: &[I],
-    b: &[I],
-    c: &[O],
-    [_m, n, k]: [usize; 3],
-    i: usize,
-    alpha: f64,
-    beta: f64,
-    unit: f64,
-) -> Vec<(f64, f64)> {
-    let ai: Vec<f64> = a[i * k..(i + 1) * k].iter().map(|x| x.to_f64()).collect();
-    (0..n)
-        .map(|j| {
-            let bj = &b[j * k..(j + 1) * k];
-            let (mut s, mut mag) = (0.0, 0.0);
-            for (x, y) in ai.iter().zip(bj) {
-                let p = x * y.to_f64();
-                s += p;
-                mag += p.abs();
-            }
-            let old = if beta != 0.0 {
-                beta * c[i * n + j].to_f64()
-            } else {
-                0.0
-            };
-            let want = alpha * s + old;
-            let u32_ = 1.0 / 16_777_216.0;
-            let bound = unit * want.abs()
-                + (2.0 * k as f64 * u32_ * alpha.abs() * mag + old.abs() * u32_) * (1.0 + unit)
-                + f64::MIN_POSITIVE;
-            (want, bound)
-        })
-        .collect()
-}
+/// The most multiply-adds checked against the full `f64` reference (beyond: sampled rows).
+pub const FULL_REFERENCE: usize = 1 << 30;
+/// The most multiply-adds run by the host execution.
+pub const HOST_EXECUTION: usize = 1 << 25;
 
-/// The rows a check compares: all of them up to 256, else 128 drawn at random plus the first
-/// and the last (ragged edges included).
-fn rows_to_check(m: usize, rng: &mut Rng) -> Vec<usize> {
-    if m <= 256 {
+/// The rows a check compares with the reference: all of them when `m n k` is at most
+/// [`FULL_REFERENCE`], else up to 64 drawn at random plus the first and the last.
+fn rows_to_check([m, n, k]: [usize; 3], rng: &mut Rng) -> Vec<usize> {
+    if m * n * k <= FULL_REFERENCE {
         return (0..m).collect();
     }
-    let mut r: Vec<usize> = (0..128)
+    let mut r: Vec<usize> = (0..64)
         .map(|_| (rng.next_u64() % m as u64) as usize)
         .collect();
     r.extend([0, m - 1]);
@@ -87,78 +53,172 @@ fn rows_to_check(m: usize, rng: &mut Rng) -> Vec<usize> {
     r
 }
 
-/// `gemm_<I>_<O>` at `m x n x k` (`alpha`, `beta` random, `beta` 0 on every other call) against
-/// the reference; on the host only the reference's own sanity is checked when there is no GPU.
-pub fn run_gemm<I: GemmIn, O: GemmOut>(
+/// `rows` of `a` (`(M,K)` row-major) packed.
+fn take_rows<T: Copy>(a: &[T], cols: usize, rows: &[usize]) -> Vec<T> {
+    rows.iter()
+        .flat_map(|&i| a[i * cols..(i + 1) * cols].iter().copied())
+        .collect()
+}
+
+/// The inputs of one check: `a` `(M,K)`, `b` `(N,K)`, the old `c` `(M,N)`, `alpha`, `beta`.
+struct Inputs<I, O> {
+    a: Vec<I>,
+    b: Vec<I>,
+    c: Vec<O>,
+    alpha: f32,
+    beta: f32,
+}
+
+/// `gemm_<I>_<O>` at `m x n x k`, checked as the module says; `beta` 0 (C poisoned, not read)
+/// when `beta_zero`, else random.
+pub fn run_gemm<I: GemmIn, O: GemmOut + blas::GemmOut<I>>(
     gpu: Option<&Gpu>,
-    [m, n, k]: [usize; 3],
+    mnk: [usize; 3],
     beta_zero: bool,
     rng: &mut Rng,
-) -> Result<Verdict> {
+) -> Result<Verdict>
+where
+    f32: blas::GemmOut<I>,
+{
+    let [m, n, k] = mnk;
     let what = format!("gemm_{}_{} {m}x{n}x{k}", I::NAME, O::NAME);
-    let Some(g) = gpu else {
-        return Ok(Verdict {
-            ok: true,
-            line: format!("{what}: no GPU, not run"),
-        });
+    let x = Inputs::<I, O> {
+        a: rng.fill(m * k),
+        b: rng.fill(n * k),
+        c: rng.fill(m * n),
+        alpha: (0.5 + rng.uniform().abs()) as f32,
+        beta: if beta_zero { 0.0 } else { rng.uniform() as f32 },
     };
-    let a: Vec<I> = rng.fill(m * k);
-    let b: Vec<I> = rng.fill(n * k);
-    let c0: Vec<O> = rng.fill(m * n);
-    let alpha = 0.5 + rng.uniform().abs();
-    let beta = if beta_zero { 0.0 } else { rng.uniform() };
-    let da = g.upload(&a, row_major(m as i64, k as i64)?)?;
-    let db = g.upload(&b, row_major(n as i64, k as i64)?)?;
-    let lc = row_major(m as i64, n as i64)?;
-    // beta 0: C starts poisoned (never read); else it holds the random old C
-    let mut dc = if beta_zero {
-        g.filled(lc, O::poison())?
-    } else {
-        g.upload(&c0, lc)?
+    let mut lines = vec![];
+    let mut ok = true;
+    let mut say = |pass: bool, line: String| {
+        ok &= pass;
+        lines.push(format!(
+            "{what}: {} {line}",
+            if pass { "OK" } else { "FAIL" }
+        ));
     };
-    g.gemm(&da, &db, &mut dc, alpha as f32, beta as f32)?;
-    let got = g.download(&dc)?;
-    let rows = rows_to_check(m, rng);
-    let mut worst = (0.0f64, 0usize, 0usize);
-    let mut bad = None;
-    for &i in &rows {
-        let want = reference_row(
-            &a,
-            &b,
-            &c0,
-            [m, n, k],
-            i,
-            f64::from(alpha as f32),
-            f64::from(beta as f32),
-            O::UNIT,
-        );
-        for (j, (w, bound)) in want.into_iter().enumerate() {
-            let x = got[i * n + j].to_f64();
-            let err = (x - w).abs();
-            if err.partial_cmp(&bound).is_none_or(|o| o.is_gt()) && bad.is_none() {
-                bad = Some(format!("C[{i},{j}] = {x} vs {w} (bound {bound:.3e})"));
-            }
-            let rel = err / bound;
-            if rel > worst.0 {
-                worst = (rel, i, j);
-            }
+    // the host execution (small sizes), against the reference
+    if m * n * k <= HOST_EXECUTION {
+        let run = crate::gemm_exec::gemm_exec::<I, O>(&x.a, &x.b, &x.c, m, n, k, x.alpha, x.beta);
+        let want = gemm_reference(&x.a, &x.b, &x.c, m, n, k, x.alpha, x.beta);
+        let tol = gemm_tolerance::<I, O>(&x.a, &x.b, &x.c, m, n, k, x.alpha, x.beta);
+        let chk = blas::check_gemm(&run.c, &want, &tol, n);
+        match (run.coverage_error(), run.hazard_count) {
+            (Some((i, w)), _) => say(false, format!("host execution wrote C element {i} {w} times")),
+            (None, h) if h > 0 => say(false, format!("host execution: {h} shared-memory hazards, first: {}", run.hazards[0])),
+            _ => say(chk.ok(), format!("host execution: each C element written once, no shared-memory hazard; vs the f64 reference: {chk}")),
         }
     }
-    let checked = if rows.len() == m {
-        "all rows".to_string()
-    } else {
-        format!("{} sampled rows", rows.len())
+    let Some(g) = gpu else {
+        if lines.is_empty() {
+            lines.push(format!(
+                "{what}: not run (no GPU; the host execution runs up to 2^25 multiply-adds)"
+            ));
+        }
+        return Ok(Verdict {
+            ok,
+            line: lines.join("\n"),
+        });
     };
-    Ok(match bad {
-        Some(e) => Verdict { ok: false, line: format!("{what}: FAIL {e}") },
-        None => Verdict {
-            ok: true,
-            line: format!(
-                "{what}: OK ({checked} vs the f64 reference, alpha {alpha:.3} beta {beta:.3}; worst error {:.2} of its bound at [{},{}])",
-                worst.0, worst.1, worst.2
-            ),
-        },
+    let got = device_gemm(g, &x, mnk, |a, b, c| g.gemm(a, b, c, x.alpha, x.beta))?;
+    // the f64 reference, at every row or a sample of them
+    let rows = rows_to_check(mnk, rng);
+    let (ra, rc, rg) = (
+        take_rows(&x.a, k, &rows),
+        take_rows(&x.c, n, &rows),
+        take_rows(&got, n, &rows),
+    );
+    let r = rows.len();
+    let want = gemm_reference(&ra, &x.b, &rc, r, n, k, x.alpha, x.beta);
+    let tol = gemm_tolerance::<I, O>(&ra, &x.b, &rc, r, n, k, x.alpha, x.beta);
+    let chk = blas::check_gemm(&rg, &want, &tol, n);
+    let which = if r == m {
+        "every element".to_string()
+    } else {
+        format!("{r} sampled rows")
+    };
+    say(
+        chk.ok(),
+        format!("GPU vs the f64 reference ({which}): {chk}"),
+    );
+    // cuBLAS, every element
+    match Blas::new(g) {
+        Ok(blas) => {
+            let theirs = device_gemm(g, &x, mnk, |a, b, c| blas.gemm_tn(a, b, c, x.alpha, x.beta))?;
+            let mag = magnitudes(g, &blas, &x, mnk)?;
+            let mut worst = (0.0f64, 0usize);
+            for (idx, (mine, th)) in got.iter().zip(&theirs).enumerate() {
+                let (i, j) = (idx / n, idx % n);
+                let cij = if x.beta == 0.0 {
+                    0.0
+                } else {
+                    x.c[idx].to_f64()
+                };
+                let big = f64::from(x.alpha).abs() * mag[idx] + f64::from(x.beta).abs() * cij.abs();
+                let bound = pair_bound::<O>(th.to_f64(), big, k);
+                let err = (mine.to_f64() - th.to_f64()).abs();
+                let rel = if err.is_finite() {
+                    err / bound
+                } else {
+                    f64::INFINITY
+                };
+                if rel > worst.0 || (idx == 0 && rel.is_nan()) {
+                    worst = (rel, i * n + j);
+                }
+            }
+            let (i, j) = (worst.1 / n, worst.1 % n);
+            say(worst.0 <= 1.0, format!("GPU vs cuBLAS (every element): worst {:.3} of the bound at [{i},{j}] ({:?} vs {:?})", worst.0, got[worst.1], theirs[worst.1]));
+        }
+        Err(e) => lines.push(format!("{what}: cuBLAS not compared ({e})")),
+    }
+    Ok(Verdict {
+        ok,
+        line: lines.join("\n"),
     })
+}
+
+/// Runs `f(a, b, c)` on the device copies of the inputs (C poisoned when `beta` is 0) and
+/// returns C.
+fn device_gemm<I: GemmIn, O: GemmOut>(
+    g: &Gpu,
+    x: &Inputs<I, O>,
+    [m, n, k]: [usize; 3],
+    f: impl FnOnce(&DeviceTensor<I>, &DeviceTensor<I>, &mut DeviceTensor<O>) -> Result<()>,
+) -> Result<Vec<O>> {
+    let da = g.upload(&x.a, row_major(m as i64, k as i64)?)?;
+    let db = g.upload(&x.b, row_major(n as i64, k as i64)?)?;
+    let lc = row_major(m as i64, n as i64)?;
+    let mut dc = if x.beta == 0.0 {
+        g.filled(lc, O::poison())?
+    } else {
+        g.upload(&x.c, lc)?
+    };
+    f(&da, &db, &mut dc)?;
+    g.download(&dc)
+}
+
+/// `|A| |B|^T` in `f32` by cuBLAS (the magnitudes of each element's products), enlarged by its
+/// own worst rounding (`3 (K + 1) 2^-23` relative) so that it bounds the exact sums.
+fn magnitudes<I: GemmIn, O: GemmOut>(
+    g: &Gpu,
+    blas: &Blas,
+    x: &Inputs<I, O>,
+    [m, n, k]: [usize; 3],
+) -> Result<Vec<f64>>
+where
+    f32: blas::GemmOut<I>,
+{
+    let abs = |v: &[I]| -> Vec<I> { v.iter().map(|e| I::from_f64(e.to_f64().abs())).collect() };
+    let da = g.upload(&abs(&x.a), row_major(m as i64, k as i64)?)?;
+    let db = g.upload(&abs(&x.b), row_major(n as i64, k as i64)?)?;
+    let mut dc = g.filled(row_major(m as i64, n as i64)?, 0f32)?;
+    blas.gemm_tn(&da, &db, &mut dc, 1.0, 0.0)?;
+    let grow = 1.0 + 3.0 * (k + 1) as f64 * 2f64.powi(-23);
+    Ok(g.download(&dc)?
+        .into_iter()
+        .map(|v| f64::from(v) * grow)
+        .collect())
 }
 
 /// A GEMM timing.
@@ -172,23 +232,50 @@ pub struct GemmTiming {
     pub tflops: f64,
 }
 
-/// Times `gemm_<I>_<O>` at `m x n x k` (`beta` 0) on random inputs.
-pub fn bench_gemm<I: GemmIn, O: GemmOut>(
+impl GemmTiming {
+    fn of(what: String, ms: &[f64], flops: f64) -> Self {
+        let t = ms[ms.len() / 2];
+        GemmTiming {
+            what,
+            ms: t,
+            tflops: flops / (t * 1e-3) / 1e12,
+        }
+    }
+}
+
+/// Times `gemm_<I>_<O>` and cuBLAS (when it loads) at `m x n x k` (`beta` 0) on the same random
+/// inputs, one after the other in the same run.
+pub fn bench_gemm<I: GemmIn, O: GemmOut + blas::GemmOut<I>>(
     g: &Gpu,
     [m, n, k]: [usize; 3],
     reps: usize,
     rng: &mut Rng,
-) -> Result<GemmTiming> {
+) -> Result<(GemmTiming, Option<Result<GemmTiming>>)> {
     let da = g.upload(&rng.fill::<I>(m * k), row_major(m as i64, k as i64)?)?;
     let db = g.upload(&rng.fill::<I>(n * k), row_major(n as i64, k as i64)?)?;
     let mut dc: DeviceTensor<O> = g.filled(row_major(m as i64, n as i64)?, O::poison())?;
+    let flops = 2.0 * (m * n * k) as f64;
     let (ms, _) = g.time(5, reps, || g.gemm(&da, &db, &mut dc, 1.0, 0.0))?;
-    let t = ms[ms.len() / 2];
-    Ok(GemmTiming {
-        what: format!("gemm_{}_{} {m}x{n}x{k}", I::NAME, O::NAME),
-        ms: t,
-        tflops: 2.0 * (m * n * k) as f64 / (t * 1e-3) / 1e12,
-    })
+    let ours = GemmTiming::of(
+        format!("gemm_{}_{} {m}x{n}x{k}", I::NAME, O::NAME),
+        &ms,
+        flops,
+    );
+    let theirs = match Blas::new(g) {
+        Ok(blas) => Some(
+            g.time(5, reps, || blas.gemm_tn(&da, &db, &mut dc, 1.0, 0.0))
+                .map(|(ms, _)| {
+                    GemmTiming::of(
+                        format!("cuBLAS {}->{} {m}x{n}x{k}", I::NAME, O::NAME),
+                        &ms,
+                        flops,
+                    )
+                }),
+        ),
+        Err(e) if matches!(e, GpuError::NoBlas(_)) => None,
+        Err(e) => Some(Err(e)),
+    };
+    Ok((ours, theirs))
 }
 
 /// The `mma.sync.m16n8k16` ceiling: `mma_peak_<I>` over `per_sm` blocks of 8 warps per SM, in
@@ -196,23 +283,20 @@ pub fn bench_gemm<I: GemmIn, O: GemmOut>(
 pub fn bench_mma_peak<I: Elem>(g: &Gpu, per_sm: i64, reps: usize) -> Result<GemmTiming> {
     let blocks = per_sm * i64::from(g.sms());
     let iters = 4096;
-    let mut out: DeviceTensor<f32> = g.filled(
-        Layout::parse(&format!("{}:1", blocks * 256))
-            .map_err(|e| GpuError::Invalid(e.to_string()))?,
-        0.0,
-    )?;
+    let threads = blocks * tessel_gpu::mma_peak::THREADS;
+    let l = Layout::parse(&format!("{threads}:1")).map_err(|e| GpuError::Invalid(e.to_string()))?;
+    let mut out: DeviceTensor<f32> = g.filled(l, 0.0)?;
     let mut flops = 0.0;
     let (ms, _) = g.time(3, reps, || {
         flops = g.mma_peak::<I>(blocks, iters, &mut out)?;
         Ok(())
     })?;
-    let t = ms[ms.len() / 2];
-    Ok(GemmTiming {
-        what: format!(
+    Ok(GemmTiming::of(
+        format!(
             "mma_peak_{} ({blocks} blocks x 8 warps x {iters} x 8 mma)",
             I::NAME
         ),
-        ms: t,
-        tflops: flops / (t * 1e-3) / 1e12,
-    })
+        &ms,
+        flops,
+    ))
 }

@@ -32,10 +32,8 @@
 //! only accumulators stored before its barrier. Every breach is reported in
 //! [`GemmRun::hazards`]. Writes to C are counted.
 //!
-//! The kernel's `A_STEP` and `B_STEP` (bytes from a warp's m-tile `i` to `i + 1` and from its
-//! n-tile pair `jj` to `jj + 1`), and its test of whether the operands move by chunks, are
-//! private to its nvptx-only `dev` module: they are written again here ([`A_STEP_ROWS`],
-//! [`B_STEP_ROWS`]), as the kernel writes them.
+//! The kernel's test of whether the operands move by chunks is private to its nvptx-only `dev`
+//! module: it is written again here (K a multiple of 8, buffers 16-byte aligned).
 
 use layout_core::{
     MmaAtom, TvCoords, SM80_16X8X16_F32BF16BF16F32_TN, SM80_16X8X16_F32F16F16F32_TN,
@@ -49,12 +47,10 @@ use tessel_gpu::gemm::{
 
 use crate::gemm::{GemmIn, GemmOut};
 
-/// Rows from a warp's m-tile `i` to `i + 1` in a stage: the kernel's private `A_STEP` is
-/// `2 * 32 * BK` bytes.
-pub const A_STEP_ROWS: i64 = 32;
-/// Rows from a warp's n-tile pair `jj` to `jj + 1` in a stage: the kernel's private `B_STEP` is
-/// `2 * 64 * BK` bytes.
-pub const B_STEP_ROWS: i64 = 64;
+/// Rows from a warp's m-tile `i` to `i + 1` in a stage (the kernel's `A_ROWS`).
+pub const A_STEP_ROWS: i64 = tessel_gpu::gemm::A_ROWS;
+/// Rows from a warp's n-tile pair `jj` to `jj + 1` in a stage (the kernel's `B_ROWS`).
+pub const B_STEP_ROWS: i64 = tessel_gpu::gemm::B_ROWS;
 
 const LANES: usize = 32;
 const WARPS: usize = (THREADS / 32) as usize;
@@ -458,21 +454,19 @@ fn ldsm_offsets(tid: i64) -> LdsmOffsets {
     let a_atom = SM80_16X8X16_F32BF16BF16F32_TN.a;
     let b_atom = SM80_16X8X16_F32BF16BF16F32_TN.b;
     let (ta, tb) = (A_PLAN.thread(warp0), B_PLAN.thread(warp0));
-    let mut o = LdsmOffsets {
-        a: [0; KS],
-        b: [0; KS],
-    };
-    for ks in 0..K_STEPS {
-        let ao = ldsm_origin(&a_atom, 16, q);
-        let av = A_PLAN.value(8 * MMA_M * ks);
-        let (r, c) = (ta[0] + av[0] + ao[0] + lane % 8, ta[1] + av[1] + ao[1]);
-        o.a[ks as usize] = 2 * SW.apply(r * BK + c);
-        let bo = ldsm_origin(&b_atom, 8, q % 2);
-        let bv = B_PLAN.value(4 * ((q / 2) + MMA_N * ks));
-        let (r, c) = (tb[0] + bv[0] + bo[0] + lane % 8, tb[1] + bv[1] + bo[1]);
-        o.b[ks as usize] = 2 * SW.apply(r * BK + c);
+    // k-step 0's place, as the kernel computes it; k-step ks is that XOR 32 ks bytes (the
+    // kernel's KSTEP_IS_XOR)
+    let ao = ldsm_origin(&a_atom, 16, q);
+    let (r, c) = (ta[0] + ao[0] + lane % 8, ta[1] + ao[1]);
+    let a0 = 2 * SW.apply(r * BK + c);
+    let bo = ldsm_origin(&b_atom, 8, q % 2);
+    let bv = B_PLAN.value(4 * (q / 2));
+    let (r, c) = (tb[0] + bv[0] + bo[0] + lane % 8, tb[1] + bv[1] + bo[1]);
+    let b0 = 2 * SW.apply(r * BK + c);
+    LdsmOffsets {
+        a: std::array::from_fn(|ks| a0 ^ (32 * ks as i64)),
+        b: std::array::from_fn(|ks| b0 ^ (32 * ks as i64)),
     }
-    o
 }
 
 /// A warp's fragments of one k-step, and where they came from.
