@@ -32,6 +32,11 @@ KERNEL and its SIZES (positive integers, `_` separators allowed, at most 2^32 el
   axpby [M N]            default 1000 1000; y = 1.5 x - 0.75 y over five layouts (row-major,
                          padded, padded with unaligned rows, column-major, a block of a larger
                          matrix); --dtype f32|bf16|all
+  gemm [M N K]           default 1000 1000 1000; C = alpha A B^T + beta C (A MxK, B NxK, C MxN,
+                         row-major) on the tensor cores; --dtype bf16|f16|all (the inputs; each
+                         into its own type and into f32); checked against the f64 reference
+                         (sampled rows past 2^30 multiply-adds), the host execution (up to 2^25)
+                         and cuBLAS (every element) within proven error bounds
   all                    every kernel, dtype and tile at ragged and large sizes (no SIZES, --dtype
                          or --smem)
 
@@ -46,7 +51,9 @@ pub const BENCH_HELP: &str = "\
 Median time of --reps runs (CUDA events) after 5 warm-ups, beside cuMemcpyDtoD of the same bytes in
 the same run: rmsnorm 16384x4096 (bf16, f32) and 16384x12288 (bf16); axpby 8192x8192 (bf16, f32;
 3 bytes moved per element byte); copy 2^26 f32, 2^27 bf16,
-2^26+5 f32; transpose 8192x8192 (pad and swizzle, each dtype) and 8191x8193 f32.
+2^26+5 f32; transpose 8192x8192 (pad and swizzle, each dtype) and 8191x8193 f32; gemm bf16
+4096^3 and 8192^3 (or the SIZES given, triples M N K) in TFLOP/s beside cuBLAS on the same inputs
+and the mma.sync ceiling (a register-only microbenchmark, 8 and 1 blocks of 8 warps per SM).
 
 Exit status: 0 all timed, 1 a kernel failed to run (or the GPU could not be used), 2 bad
 arguments, 3 no GPU or no PTX for it.";
@@ -114,7 +121,7 @@ pub struct PtxArgs {
 /// `tessel run`'s arguments.
 #[derive(Args)]
 pub struct RunArgs {
-    /// copy, transpose, rmsnorm, axpby or all
+    /// copy, transpose, rmsnorm, axpby, gemm or all
     #[arg(value_enum, value_name = "KERNEL", hide_possible_values = true)]
     kernel: Option<Kernel>,
     /// copy: N; transpose: ROWS COLS; rmsnorm: M N (rows, columns)
@@ -137,7 +144,7 @@ pub struct RunArgs {
 /// `tessel bench`'s arguments.
 #[derive(Args)]
 pub struct BenchArgs {
-    /// copy, transpose, rmsnorm, axpby or all
+    /// copy, transpose, rmsnorm, axpby, gemm or all
     #[arg(value_enum, value_name = "KERNEL", default_value_t = Kernel::All)]
     kernel: Kernel,
     /// gemm only: M N K to time instead of 4096^3 and 8192^3 (several triples allowed)
@@ -281,7 +288,7 @@ fn plan(a: &RunArgs) -> Result<Vec<Job>, Usage> {
     let Some(kernel) = a.kernel else {
         return Err((
             ErrorKind::MissingRequiredArgument,
-            "run needs a KERNEL: copy, transpose, rmsnorm, axpby or all".into(),
+            "run needs a KERNEL: copy, transpose, rmsnorm, axpby, gemm or all".into(),
         ));
     };
     if kernel == Kernel::All {
@@ -505,7 +512,7 @@ fn check(gpu: Option<&Gpu>, job: &Job, rng: &mut Rng) -> Result<Verdict, GpuErro
             Job::Axpby(RmsDtype::Bf16, r, c) => joined(jobs::run_axpby::<bf16>(gpu, r, c, rng)),
             Job::Gemm(d, f32_out, mnk) => {
                 // beta zero and nonzero: alternate by the seed's stream
-                let bz = rng.next_u64() % 2 == 0;
+                let bz = rng.next_u64().is_multiple_of(2);
                 match (d, f32_out) {
                     (GemmDtype::Bf16, false) => gemm::run_gemm::<bf16, bf16>(gpu, mnk, bz, rng),
                     (GemmDtype::Bf16, true) => gemm::run_gemm::<bf16, f32>(gpu, mnk, bz, rng),
@@ -611,7 +618,7 @@ fn print_timing(t: &Timing) {
 
 /// `tessel bench [KERNEL] [--reps N] [--seed N] [--device N]`.
 pub fn bench(a: BenchArgs) -> ExitCode {
-    if !a.sizes.is_empty() && (a.kernel != Kernel::Gemm || a.sizes.len() % 3 != 0) {
+    if !a.sizes.is_empty() && (a.kernel != Kernel::Gemm || !a.sizes.len().is_multiple_of(3)) {
         return crate::usage_error(
             "bench",
             ErrorKind::WrongNumberOfValues,
@@ -777,7 +784,14 @@ mod tests {
             plan_of(&["rmsnorm", "--dtype", "bf16"]),
             Ok(vec![Job::Rmsnorm(RmsDtype::Bf16, 14, 4096)])
         );
-        assert_eq!(plan_of(&["all", "--seed", "3"]).map(|p| p.len()), Ok(59));
+        assert_eq!(plan_of(&["all", "--seed", "3"]).map(|p| p.len()), Ok(75));
+        assert_eq!(
+            plan_of(&["gemm", "4095", "4097", "1023", "--dtype", "f16"]),
+            Ok(vec![
+                Job::Gemm(GemmDtype::F16, false, [4095, 4097, 1023]),
+                Job::Gemm(GemmDtype::F16, true, [4095, 4097, 1023])
+            ])
+        );
     }
 
     /// `tessel run all` checks every kernel of the registry (a new kernel needs its check).
@@ -785,7 +799,11 @@ mod tests {
     fn run_all_covers_the_registry() {
         let ran: std::collections::HashSet<String> =
             everything().iter().flat_map(Job::entries).collect();
-        for k in tessel_gpu::KERNELS.iter().map(|k| k.name) {
+        for k in tessel_gpu::KERNELS
+            .iter()
+            .chain(tessel_gpu::GEMM_KERNELS)
+            .map(|k| k.name)
+        {
             assert!(ran.contains(k), "tessel run all does not check {k}");
         }
     }
@@ -818,7 +836,7 @@ mod tests {
             (&["rmsnorm", "18446744073709551615", "16"], "2^32"),
             (
                 &[],
-                "run needs a KERNEL: copy, transpose, rmsnorm, axpby or all",
+                "run needs a KERNEL: copy, transpose, rmsnorm, axpby, gemm or all",
             ),
         ];
         for (args, want) in refused {
@@ -838,7 +856,8 @@ mod tests {
             &["copy", "x"],
             &["copy", "99999999999999999999999"],
             &["transpose", "4", "0"],
-            &["gemm"],
+            &["gemm", "1", "2"],
+            &["gemm", "1", "2", "3", "--smem", "pad"],
             &["copy", "--dtype", "f64"],
             &["transpose", "--smem", "none"],
             &["copy", "--seed", "-1"],

@@ -105,7 +105,7 @@ fn options_of_other_commands_are_refused() {
         "unexpected argument '--dtype'",
     );
     refused(&["bench", "--smem", "pad"], "unexpected argument '--smem'");
-    refused(&["bench", "copy", "100"], "unexpected argument '100'");
+    refused(&["bench", "copy", "100"], "bench takes SIZES for gemm only");
 }
 
 #[test]
@@ -144,15 +144,21 @@ fn combinations_that_cannot_run_are_refused_before_anything_runs() {
 fn a_missing_or_unknown_kernel_lists_every_kernel() {
     refused(
         &["run"],
-        "run needs a KERNEL: copy, transpose, rmsnorm, axpby or all",
+        "run needs a KERNEL: copy, transpose, rmsnorm, axpby, gemm or all",
     );
     refused(
-        &["run", "gemm"],
-        "[possible values: copy, transpose, rmsnorm, axpby, all]",
+        &["run", "gemv"],
+        "[possible values: copy, transpose, rmsnorm, axpby, gemm, all]",
     );
     refused(
-        &["bench", "gemm"],
-        "[possible values: copy, transpose, rmsnorm, axpby, all]",
+        &["bench", "gemv"],
+        "[possible values: copy, transpose, rmsnorm, axpby, gemm, all]",
+    );
+    refused(&["bench", "copy", "4096"], "SIZES for gemm only");
+    refused(&["bench", "gemm", "1", "2"], "in triples M N K");
+    refused(
+        &["run", "gemm", "8", "8", "8", "--dtype", "f32"],
+        "gemm's inputs are 16-bit",
     );
     refused(
         &["run", "copy", "--dtype", "f64"],

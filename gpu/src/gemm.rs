@@ -186,7 +186,10 @@ pub const KSTEP_IS_XOR: bool = {
     }
     ok
 };
-const _: () = assert!(KSTEP_IS_XOR && K_STEPS * 16 == BK);
+const _: () = assert!(
+    KSTEP_IS_XOR && K_STEPS * 16 == BK && K_STEPS % 2 == 0,
+    "k-steps by XOR, an even number of them (the fragments alternate between two buffers)"
+);
 const _: () = assert!(
     steps_commute(),
     "one ldmatrix address per k-step and lane serves every m-tile and n-tile pair"
@@ -316,12 +319,18 @@ impl<A: layout_core::Engine, C: layout_core::Engine> GemmParams<A, C> {
 /// rows, so that blocks running together share the tiles of B they read.
 pub const fn raster(b: i64, tiles_m: i64, tiles_n: i64) -> [i64; 2] {
     let per_group = GROUP_M * tiles_n;
+    if per_group <= 0 {
+        return [0, 0];
+    }
     let first = (b / per_group) * GROUP_M;
     let rows = if tiles_m - first < GROUP_M {
         tiles_m - first
     } else {
         GROUP_M
     };
+    if rows <= 0 {
+        return [tiles_m, 0];
+    }
     let r = b % per_group;
     [first + r % rows, r / rows]
 }
