@@ -1,6 +1,8 @@
 //! The kernels' GPU time under criterion: each iteration is one launch timed with CUDA events
 //! (`iter_custom`), beside `cuMemcpyDtoD` of the same bytes. Criterion reports throughput as
-//! bytes read + written. Without a GPU this bench says so and measures nothing.
+//! bytes read + written; the GEMM's group (`gemm_4096_bf16`) as elements, i.e. multiply-adds
+//! (criterion's "Gelem/s" is then half the TFLOP/s), beside cuBLAS on the same inputs. Without a
+//! GPU this bench says so and measures nothing.
 
 use std::time::Duration;
 
@@ -66,6 +68,32 @@ fn gpu(c: &mut Criterion) {
     group.bench_function("axpby_8192", |b| {
         b.iter_custom(|iters| events(&g, iters, || g.axpby(&tsrc, &mut ty, 1.0001, -0.5)))
     });
+    group.finish();
+
+    // C = A B^T at 4096^3, bf16 in and out: 2 M N K flops, counted as M N K "elements"
+    let side = 4096usize;
+    let lg = l(format!("({side},{side}):({side},1)"));
+    let ga = g.upload(&rng.fill::<half::bf16>(side * side), lg).unwrap();
+    let gb = g.upload(&rng.fill::<half::bf16>(side * side), lg).unwrap();
+    let mut gc = g.filled(lg, half::bf16::poison()).unwrap();
+    let mut group = c.benchmark_group("gemm_4096_bf16");
+    group
+        .sample_size(30)
+        .measurement_time(Duration::from_secs(2));
+    group.throughput(Throughput::Elements((side * side * side) as u64));
+    group.bench_function("gemm_sm80", |b| {
+        b.iter_custom(|iters| events(&g, iters, || g.gemm(&ga, &gb, &mut gc, 1.0, 0.0)))
+    });
+    match host::blas::Blas::new(&g) {
+        Ok(blas) => {
+            group.bench_function("cublas", |b| {
+                b.iter_custom(|iters| {
+                    events(&g, iters, || blas.gemm_tn(&ga, &gb, &mut gc, 1.0, 0.0))
+                })
+            });
+        }
+        Err(e) => eprintln!("benches/gpu: cuBLAS SKIPPED, {e}"),
+    }
     group.finish();
 }
 
