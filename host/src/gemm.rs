@@ -300,3 +300,28 @@ pub fn bench_mma_peak<I: Elem>(g: &Gpu, per_sm: i64, reps: usize) -> Result<Gemm
         flops,
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use tessel_gpu::gemm::raster;
+
+    /// The raster numbers the block tiles one to one, whatever the tile counts.
+    #[test]
+    fn the_raster_is_a_bijection() {
+        for tm in 1..40 {
+            for tn in 1..12 {
+                let mut seen = vec![false; (tm * tn) as usize];
+                for b in 0..tm * tn {
+                    let [m, n] = raster(b, tm, tn);
+                    assert!(
+                        (0..tm).contains(&m) && (0..tn).contains(&n),
+                        "{tm}x{tn}: {b}"
+                    );
+                    let i = (m + tm * n) as usize;
+                    assert!(!seen[i], "{tm}x{tn}: tile ({m},{n}) twice");
+                    seen[i] = true;
+                }
+            }
+        }
+    }
+}

@@ -960,6 +960,53 @@ mod tests {
         assert!(e.contains("written 0 times"), "{e}");
     }
 
+    /// The kernel's `ldmatrix` addresses of A (lane `l`, m-tile `i`, k-step `ks`) are CuTe's
+    /// `make_tiled_copy_A(Copy_Atom<SM75_U32x4_LDSM_N, bf16>, mma)` partition of the K-major
+    /// `BM x BK` stage, through the swizzle; and every `ldmatrix.x4` of A and B the kernel issues
+    /// reads its 32 rows in 4 wavefronts (conflict-free), which the unswizzled stage would not.
+    #[test]
+    fn ldmatrix_addresses_are_the_copy_atoms_and_conflict_free() {
+        use layout_core::{
+            make_tiled_copy_a, smem_wavefronts, CopyAtom, IntTuple, Layout, SM75_U32X4_LDSM_N,
+        };
+        use tessel_gpu::gemm::MMA;
+        let copy =
+            make_tiled_copy_a(&CopyAtom::new(&SM75_U32X4_LDSM_N, 16).unwrap(), &MMA).unwrap();
+        let stage = Layout::row_major(IntTuple::from_ints(&[BM, BK]).unwrap()).unwrap();
+        let (thr, vals) = copy.partition_modes_s(&stage).unwrap();
+        let (a_step, b_step) = (2 * A_STEP_ROWS * BK, 2 * B_STEP_ROWS * BK);
+        for w in 0..THREADS / 32 {
+            for ks in 0..K_STEPS as usize {
+                for i in 0..MMA_M {
+                    let kernel: Vec<i64> = (0..32)
+                        .map(|l| ldsm_offsets(32 * w + l).a[ks] + i * a_step)
+                        .collect();
+                    let api: Vec<i64> = (0..32)
+                        .map(|l| {
+                            let off = thr.call(32 * w + l) + vals.call(8 * (i + MMA_M * ks as i64));
+                            2 * SW.apply(off)
+                        })
+                        .collect();
+                    assert_eq!(kernel, api, "warp {w} k-step {ks} m-tile {i}");
+                    assert_eq!(smem_wavefronts(&kernel, 16).unwrap(), 4);
+                    // the same rows unswizzled: several rows share banks
+                    let plain: Vec<i64> = (0..32)
+                        .map(|l| {
+                            2 * (thr.call(32 * w + l) + vals.call(8 * (i + MMA_M * ks as i64)))
+                        })
+                        .collect();
+                    assert!(smem_wavefronts(&plain, 16).unwrap() > 4);
+                }
+                for jj in 0..MMA_N / 2 {
+                    let kernel: Vec<i64> = (0..32)
+                        .map(|l| ldsm_offsets(32 * w + l).b[ks] + jj * b_step)
+                        .collect();
+                    assert_eq!(smem_wavefronts(&kernel, 16).unwrap(), 4, "B {w} {ks} {jj}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn the_kernels_steps_agree_with_the_plans() {
         // m-tile i of a warp's A lies i A_STEP_ROWS rows below m-tile 0; n-tile 2 jj + t of its
