@@ -142,6 +142,35 @@ where
         chk.ok(),
         format!("GPU vs the f64 reference ({which}): {chk}"),
     );
+    // the other majors (A M-major, B N-major: the element loads) on the same inputs
+    if m * n * k <= HOST_EXECUTION && r == m {
+        let t = |v: &[I], rows: usize| -> Vec<I> {
+            (0..rows * k)
+                .map(|e| v[(e % rows) * k + e / rows])
+                .collect()
+        };
+        let col = |rows: usize| {
+            Layout::from_parts(
+                layout_core::IntTuple::from_ints(&[rows as i64, k as i64]).expect("a shape"),
+                &[1, rows as i64],
+            )
+            .map_err(|e| GpuError::Invalid(e.to_string()))
+        };
+        let da = g.upload(&t(&x.a, m), col(m)?)?;
+        let db = g.upload(&t(&x.b, n), col(n)?)?;
+        let lc = row_major(m as i64, n as i64)?;
+        let mut dc = if x.beta == 0.0 {
+            g.filled(lc, O::poison())?
+        } else {
+            g.upload(&x.c, lc)?
+        };
+        g.gemm(&da, &db, &mut dc, x.alpha, x.beta)?;
+        let chk = blas::check_gemm(&g.download(&dc)?, &want, &tol, n);
+        say(
+            chk.ok(),
+            format!("GPU, A M-major and B N-major, vs the f64 reference (every element): {chk}"),
+        );
+    }
     // cuBLAS, every element
     match Blas::new(g) {
         Ok(blas) => {
