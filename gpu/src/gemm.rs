@@ -26,9 +26,8 @@
 
 use crate::rmsnorm::Elem;
 use layout_core::{
-    const_ok, make_tiled_copy_tv, make_tiled_mma,
-    FlatTensor, IntTuple, Layout, MmaAtom, Operand, Swizzle, TiledMma, TvCoords,
-    SM80_16X8X16_F32BF16BF16F32_TN, SM80_16X8X16_F32F16F16F32_TN,
+    const_ok, make_tiled_copy_tv, make_tiled_mma, FlatTensor, IntTuple, Layout, MmaAtom, Operand,
+    Swizzle, TiledMma, TvCoords, SM80_16X8X16_F32BF16BF16F32_TN, SM80_16X8X16_F32F16F16F32_TN,
 };
 
 /// Block tile rows (of A and C).
@@ -116,17 +115,19 @@ pub const fn ldsm_delivers(tv: &Layout, rows: i64, words: i64) -> bool {
 }
 const _: () = {
     let a: &MmaAtom = &SM80_16X8X16_F32BF16BF16F32_TN;
-    assert!(ldsm_delivers(&a.a, 16, 4), "ldmatrix.x4 delivers A's fragment");
-    assert!(ldsm_delivers(&a.b, 8, 2), "ldmatrix.x2 delivers B's fragment");
+    assert!(
+        ldsm_delivers(&a.a, 16, 4),
+        "ldmatrix.x4 delivers A's fragment"
+    );
+    assert!(
+        ldsm_delivers(&a.b, 8, 2),
+        "ldmatrix.x2 delivers B's fragment"
+    );
 };
 
 /// The stages' swizzle: `Sw<log2(BK / 8), 3, 3>` over a K-major `rows x BK` tile of 16-bit
 /// elements (16-byte chunks, `BK / 8` per row, XORed with the row's low bits).
-pub const SW: Swizzle = const_ok!(Swizzle::new(
-    (BK / 8).trailing_zeros() as i64,
-    3,
-    3
-));
+pub const SW: Swizzle = const_ok!(Swizzle::new((BK / 8).trailing_zeros() as i64, 3, 3));
 /// Is `Sw(x + d) == Sw(x) + d` for every `x` (the swizzle acts inside blocks of `d` elements)?
 const fn sw_commutes(d: i64) -> bool {
     let mut x = 0;
@@ -194,6 +195,27 @@ const _: () = assert!(
     steps_commute(),
     "one ldmatrix address per k-step and lane serves every m-tile and n-tile pair"
 );
+
+/// Thread `tid`'s `ldmatrix.x4` byte offsets in a stage at k-step 0: `[A, B]`. Lane `l` gives
+/// row `l % 8` of matrix `q = l / 8`: for A, word `q` of m-tile 0 ([`ldsm_origin`] of the atom's
+/// A layout, from the warp's origin in [`A_PLAN`]); for B, word `q % 2` of n-tile `q / 2` (the
+/// n-tile pair 0 of [`B_PLAN`]). The m-tiles and n-tile pairs are [`A_ROWS`] and [`B_ROWS`] rows
+/// further, where the swizzle commutes; k-step `ks` is the offset XOR `32 ks`
+/// ([`KSTEP_IS_XOR`]).
+#[inline(always)]
+pub fn ldsm_offsets(tid: i64) -> [i64; 2] {
+    let lane = tid % 32;
+    let warp0 = tid - lane;
+    let q = lane / 8;
+    let atom = &SM80_16X8X16_F32BF16BF16F32_TN;
+    let (ta, tb) = (A_PLAN.thread(warp0), B_PLAN.thread(warp0));
+    let (ao, bo) = (ldsm_origin(&atom.a, 16, q), ldsm_origin(&atom.b, 8, q % 2));
+    let (r, c) = (ta[0] + ao[0] + lane % 8, ta[1] + ao[1]);
+    let a = 2 * SW.apply(r * BK + c);
+    let bv = B_PLAN.value(4 * (q / 2));
+    let (r, c) = (tb[0] + bv[0] + bo[0] + lane % 8, tb[1] + bv[1] + bo[1]);
+    [a, 2 * SW.apply(r * BK + c)]
+}
 
 /// Elements (16-bit) of A's and B's tiles in one stage.
 pub const A_ELEMS: i64 = BM * BK;
@@ -392,7 +414,10 @@ mod dev {
                 let x = src.at(v + e).read();
                 w[(e / 2) as usize] |= I::narrow(x.to_f32()) << (16 * (e % 2));
             });
-            st_shared_v4(s + 2 * SW.apply((o[0] + c[0]) * BK + o[1] + c[1]) as u32, V4(w));
+            st_shared_v4(
+                s + 2 * SW.apply((o[0] + c[0]) * BK + o[1] + c[1]) as u32,
+                V4(w),
+            );
             q += 1;
         }
     }
@@ -463,7 +488,11 @@ mod dev {
         /// are zero-filled (and read nothing).
         #[inline(always)]
         unsafe fn issue(&self, kt: i32, k: i32, s: u32) {
-            let ok = if kt * BK as i32 + self.col < k { self.rows_ok } else { 0 };
+            let ok = if kt * BK as i32 + self.col < k {
+                self.rows_ok
+            } else {
+                0
+            };
             let src = self.src.wrapping_add((2 * kt * BK as i32) as usize);
             unroll8!(q => if q < N as i64 {
                 let g = src.wrapping_add(q as usize * self.pitch);
@@ -577,22 +606,11 @@ mod dev {
         let (ca, cb) = (chunked(&p.a), chunked(&p.b));
         let ktiles = (k + BK - 1) / BK;
 
-        // ldmatrix addresses: lane l gives row l % 8 of matrix q = l / 8 (per k-step; the
-        // m-tiles and n-tile pairs are 32 and 64 rows further, where the swizzle commutes)
-        let lane = tid % 32;
-        let warp0 = tid - lane;
-        let q = lane / 8;
-        let a_atom = SM80_16X8X16_F32BF16BF16F32_TN.a;
-        let b_atom = SM80_16X8X16_F32BF16BF16F32_TN.b;
-        let (ta, tb) = (A_PLAN.thread(warp0), B_PLAN.thread(warp0));
-        let (ao, bo) = (ldsm_origin(&a_atom, 16, q), ldsm_origin(&b_atom, 8, q % 2));
-        let (r, c) = (ta[0] + ao[0] + lane % 8, ta[1] + ao[1]);
-        let a_off = 2 * SW.apply(r * BK + c) as u32;
-        // words 0, 1 of n-tile 2jj, then of n-tile 2jj + 1
-        let bv = B_PLAN.value(4 * (q / 2));
-        let (r, c) = (tb[0] + bv[0] + bo[0] + lane % 8, tb[1] + bv[1] + bo[1]);
-        let b_off = 2 * SW.apply(r * BK + c) as u32;
-        let offs = LdsmOffsets { a: a_off, b: b_off };
+        let [a_off, b_off] = ldsm_offsets(tid);
+        let offs = LdsmOffsets {
+            a: a_off as u32,
+            b: b_off as u32,
+        };
         let acc = if ca && cb {
             let fast = FastPair {
                 a: Fast::new(&LOAD_A, &p.a, bm),
@@ -601,7 +619,15 @@ mod dev {
             };
             mainloop::<I, _>(ktiles, s0, &offs, &fast)
         } else {
-            mainloop::<I, _>(ktiles, s0, &offs, &Slow { p: &p, blk: [bm, bn] })
+            mainloop::<I, _>(
+                ktiles,
+                s0,
+                &offs,
+                &Slow {
+                    p: &p,
+                    blk: [bm, bn],
+                },
+            )
         };
 
         // the accumulators, times alpha, into the f32 tile in shared memory
@@ -621,13 +647,13 @@ mod dev {
 
     /// The f32 tile in shared memory (`alpha A B^T`) plus `beta C` into C's tile `(bm, bn)`.
     #[inline(always)]
-    unsafe fn epilogue<O: Elem>(p: &GemmParams<Gmem<impl GemmIn>, Gmem<O>>, blk: [i64; 2], s0: u32) {
+    unsafe fn epilogue<O: Elem>(
+        p: &GemmParams<Gmem<impl GemmIn>, Gmem<O>>,
+        blk: [i64; 2],
+        s0: u32,
+    ) {
         let v = 128 / O::BITS;
-        let plan = if O::BITS == 32 {
-            &STORE_32
-        } else {
-            &STORE_16
-        };
+        let plan = if O::BITS == 32 { &STORE_32 } else { &STORE_16 };
         let tile = [BM, BN];
         let id = make_coord_tensor(p.c.shape()).local_tile(tile, blk);
         let thr = plan.get_slice(thread_x());
@@ -635,8 +661,7 @@ mod dev {
         let pred = thr.partition_S(&id);
         let o = thr.origin();
         let d = p.c.layout().stride();
-        let whole =
-            id.covers(tile) && d[1] == 1 && d[0] % v == 0 && p.c.engine().aligned16();
+        let whole = id.covers(tile) && d[1] == 1 && d[0] % v == 0 && p.c.engine().aligned16();
         let read_c = p.beta != 0.0;
         let mut a = 0;
         while a < plan.values() {

@@ -370,21 +370,32 @@ pub fn gemm_reference<I: Elem, O: Elem>(
     alpha: f32,
     beta: f32,
 ) -> Vec<f64> {
+    parts(a, b, c, [m, n, k], alpha, beta)
+        .map(|(want, _)| want)
+        .collect()
+}
+
+/// Each element's reference `alpha sum a b + beta c` and the magnitudes of its terms
+/// `|alpha| sum |a b| + |beta c|`, row by row (`c` not read when `beta == 0`).
+fn parts<'a, I: Elem, O: Elem>(
+    a: &'a [I],
+    b: &'a [I],
+    c: &'a [O],
+    [m, n, k]: [usize; 3],
+    alpha: f32,
+    beta: f32,
+) -> impl Iterator<Item = (f64, f64)> + 'a {
     check_lengths(a.len(), b.len(), c.len(), m, n, k);
     let (alpha, beta) = (f64::from(alpha), f64::from(beta));
-    let mut out = Vec::with_capacity(m * n);
-    for i in 0..m {
-        for j in 0..n {
-            let (s, _) = dot(a, b, i, j, k);
-            let cij = if beta == 0.0 {
-                0.0
-            } else {
-                beta * c[i * n + j].to_f64()
-            };
-            out.push(alpha * s + cij);
-        }
-    }
-    out
+    (0..m * n).map(move |e| {
+        let (i, j) = (e / n, e % n);
+        let (s, mag) = dot(a, b, i, j, k);
+        let cij = if beta == 0.0 { 0.0 } else { c[e].to_f64() };
+        (
+            alpha * s + beta * cij,
+            alpha.abs() * mag + beta.abs() * cij.abs(),
+        )
+    })
 }
 
 /// `2^-e`.
@@ -443,23 +454,27 @@ pub fn gemm_tolerance<I: Elem, O: BlasElem>(
     alpha: f32,
     beta: f32,
 ) -> Vec<f64> {
-    check_lengths(a.len(), b.len(), c.len(), m, n, k);
-    let (alpha, beta) = (f64::from(alpha), f64::from(beta));
-    let mut out = Vec::with_capacity(m * n);
-    for i in 0..m {
-        for j in 0..n {
-            let (s, mag) = dot(a, b, i, j, k);
-            let cij = if beta == 0.0 {
-                0.0
-            } else {
-                c[i * n + j].to_f64()
-            };
-            let want = alpha * s + beta * cij;
-            let big = alpha.abs() * mag + beta.abs() * cij.abs();
-            out.push(element_bound::<O>(want, big, k));
-        }
-    }
-    out
+    gemm_reference_and_tolerance::<I, O>(a, b, c, m, n, k, alpha, beta).1
+}
+
+/// [`gemm_reference`] and [`gemm_tolerance`] in one pass over the products.
+///
+/// # Panics
+/// As [`gemm_reference`].
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_reference_and_tolerance<I: Elem, O: BlasElem>(
+    a: &[I],
+    b: &[I],
+    c: &[O],
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: f32,
+    beta: f32,
+) -> (Vec<f64>, Vec<f64>) {
+    parts(a, b, c, [m, n, k], alpha, beta)
+        .map(|(want, big)| (want, element_bound::<O>(want, big, k)))
+        .unzip()
 }
 
 /// The `f32` accumulation's part `E` of [`gemm_tolerance`]'s bound, for an element whose terms'

@@ -17,7 +17,7 @@
 use half::{bf16, f16};
 use layout_core::Layout;
 
-use crate::blas::{self, gemm_reference, gemm_tolerance, pair_bound, Blas, BlasElem};
+use crate::blas::{self, gemm_reference_and_tolerance, pair_bound, Blas, BlasElem};
 use crate::elem::{Elem, Rng};
 use crate::gpu::{row_major, DeviceTensor, Gpu, GpuError, Result};
 use crate::jobs::Verdict;
@@ -101,8 +101,8 @@ where
     // the host execution (small sizes), against the reference
     if m * n * k <= HOST_EXECUTION {
         let run = crate::gemm_exec::gemm_exec::<I, O>(&x.a, &x.b, &x.c, m, n, k, x.alpha, x.beta);
-        let want = gemm_reference(&x.a, &x.b, &x.c, m, n, k, x.alpha, x.beta);
-        let tol = gemm_tolerance::<I, O>(&x.a, &x.b, &x.c, m, n, k, x.alpha, x.beta);
+        let (want, tol) =
+            gemm_reference_and_tolerance::<I, O>(&x.a, &x.b, &x.c, m, n, k, x.alpha, x.beta);
         let chk = blas::check_gemm(&run.c, &want, &tol, n);
         match (run.coverage_error(), run.hazard_count) {
             (Some((i, w)), _) => say(false, format!("host execution wrote C element {i} {w} times")),
@@ -130,8 +130,8 @@ where
         take_rows(&got, n, &rows),
     );
     let r = rows.len();
-    let want = gemm_reference(&ra, &x.b, &rc, r, n, k, x.alpha, x.beta);
-    let tol = gemm_tolerance::<I, O>(&ra, &x.b, &rc, r, n, k, x.alpha, x.beta);
+    let (want, tol) =
+        gemm_reference_and_tolerance::<I, O>(&ra, &x.b, &rc, r, n, k, x.alpha, x.beta);
     let chk = blas::check_gemm(&rg, &want, &tol, n);
     let which = if r == m {
         "every element".to_string()

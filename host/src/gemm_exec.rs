@@ -40,9 +40,8 @@ use layout_core::{
 };
 use std::collections::VecDeque;
 use tessel_gpu::gemm::{
-    ldsm_origin, raster, A_ELEMS, A_PLAN, BK, BM, BN, B_PLAN, CHUNKS_A, CHUNKS_B, C_PITCH, C_PLAN,
-    K_STEPS, LOAD_A, LOAD_B, MMA_M, MMA_N, ROW_STEP, SMEM_BYTES, STAGES, STAGE_BYTES, STORE_16,
-    STORE_32, SW, THREADS,
+    raster, A_ELEMS, BK, BM, BN, CHUNKS_A, CHUNKS_B, C_PITCH, C_PLAN, K_STEPS, LOAD_A, LOAD_B,
+    MMA_M, MMA_N, ROW_STEP, SMEM_BYTES, STAGES, STAGE_BYTES, STORE_16, STORE_32, SW, THREADS,
 };
 
 use crate::gemm::{GemmIn, GemmOut};
@@ -448,21 +447,8 @@ struct LdsmOffsets {
 }
 
 fn ldsm_offsets(tid: i64) -> LdsmOffsets {
-    let lane = tid % 32;
-    let warp0 = tid - lane;
-    let q = lane / 8;
-    let a_atom = SM80_16X8X16_F32BF16BF16F32_TN.a;
-    let b_atom = SM80_16X8X16_F32BF16BF16F32_TN.b;
-    let (ta, tb) = (A_PLAN.thread(warp0), B_PLAN.thread(warp0));
-    // k-step 0's place, as the kernel computes it; k-step ks is that XOR 32 ks bytes (the
-    // kernel's KSTEP_IS_XOR)
-    let ao = ldsm_origin(&a_atom, 16, q);
-    let (r, c) = (ta[0] + ao[0] + lane % 8, ta[1] + ao[1]);
-    let a0 = 2 * SW.apply(r * BK + c);
-    let bo = ldsm_origin(&b_atom, 8, q % 2);
-    let bv = B_PLAN.value(4 * (q / 2));
-    let (r, c) = (tb[0] + bv[0] + bo[0] + lane % 8, tb[1] + bv[1] + bo[1]);
-    let b0 = 2 * SW.apply(r * BK + c);
+    // k-step 0's place is the kernel's; k-step ks is that XOR 32 ks bytes (KSTEP_IS_XOR)
+    let [a0, b0] = tessel_gpu::gemm::ldsm_offsets(tid);
     LdsmOffsets {
         a: std::array::from_fn(|ks| a0 ^ (32 * ks as i64)),
         b: std::array::from_fn(|ks| b0 ^ (32 * ks as i64)),
@@ -830,6 +816,7 @@ mod tests {
     use crate::blas::{check_gemm, gemm_reference, gemm_tolerance, BlasElem};
     use crate::elem::Rng;
     use half::{bf16, f16};
+    use tessel_gpu::gemm::{A_PLAN, B_PLAN};
 
     const TARGET: &str = "-p host --lib gemm_exec";
 

@@ -53,6 +53,7 @@ use crate::layout::Layout;
 use crate::mma::{Operand, TiledMma};
 use crate::product::logical_product;
 use crate::recast::{recast_layout, upcast};
+use crate::tiled_copy::mode_size;
 use crate::tiler::Tiler;
 use crate::tri;
 
@@ -350,17 +351,11 @@ pub const fn make_tiled_copy_c(atom: &CopyAtom, mma: &TiledMma) -> Result<AtomTi
 impl AtomTiledCopy {
     /// Threads (`size<0>(TiledLayout_TV)`).
     pub const fn threads(&self) -> i64 {
-        match self.layout_tv.get(0) {
-            Ok(t) => t.size(),
-            Err(_) => 0,
-        }
+        mode_size(&self.layout_tv, 0)
     }
     /// Values per thread and tile (`size<1>(TiledLayout_TV)`).
     pub const fn values(&self) -> i64 {
-        match self.layout_tv.get(1) {
-            Ok(v) => v.size(),
-            Err(_) => 0,
-        }
+        mode_size(&self.layout_tv, 1)
     }
     /// `right_inverse(ref) o src` (or `o dst`): an atom's `(thread, value)` of the source (the
     /// destination) -> its `(thread, value)` in the reference numbering.

@@ -132,20 +132,23 @@ pub const fn make_tiled_copy_from_tv(layout_tv: &Layout, tile: &IntTuple) -> Res
     })
 }
 
+/// The size of mode `i` of `l` (0 when `l` has no such mode): a TV layout's threads (mode 0) or
+/// values (mode 1).
+pub(crate) const fn mode_size(l: &Layout, i: usize) -> i64 {
+    match l.get(i) {
+        Ok(m) => m.size(),
+        Err(_) => 0,
+    }
+}
+
 impl TiledCopy {
     /// Threads.
     pub const fn threads(&self) -> i64 {
-        match self.layout_tv.get(0) {
-            Ok(t) => t.size(),
-            Err(_) => 0,
-        }
+        mode_size(&self.layout_tv, 0)
     }
     /// Values per thread and tile.
     pub const fn values(&self) -> i64 {
-        match self.layout_tv.get(1) {
-            Ok(v) => v.size(),
-            Err(_) => 0,
-        }
+        mode_size(&self.layout_tv, 1)
     }
     /// Thread `tid`'s part of a tensor with layout `l` (rank 2, tiled by the copy's tile):
     /// `((atom_vals, atoms), rest_m, rest_n)` and the offset of its origin. `partition_S` and
