@@ -15,7 +15,11 @@
 //! is wanted, and its size where an integer cotarget is wanted.
 //!
 //! MMAs: `mma_atom(ATOM)` is the atom; `make_tiled_mma(ATOM, atom_layout)` repeats it over a
-//! layout of warps `(AM, AN[, AK])` (identity permutation); `layout_a_tv(X)`, `layout_b_tv(X)`,
+//! layout of warps `(AM, AN[, AK])` (identity permutation); `make_tiled_mma(ATOM, atom_layout,
+//! <PM,PN,PK>)` with CuTe's `PermutationMNK`, a tiler whose modes are layouts, integers (`64`
+//! is `64:1`) or `_` (none), missing trailing modes `_`, e.g.
+//! `make_tiled_mma(SM80_16x8x16_F32BF16BF16F32_TN, (2,4), <_,(8,4,2):(1,16,8),_>)`; a shape
+//! `(32,64,16)` is `<32:1,64:1,16:1>`. `layout_a_tv(X)`, `layout_b_tv(X)`,
 //! `layout_c_tv(X)` of an atom or a tiled MMA are its TV layouts `(thread, value) -> index` in
 //! the column-major operand tile; `partition_A/B/C(tiled_mma, thread, tensor)` is one thread's
 //! part of a tensor; `partition_fragment_A/B/C(tiled_mma, tensor)` the layout of a thread's
@@ -86,19 +90,40 @@ impl fmt::Display for Value {
                 "MMA_Atom({}, shape_mnk ({},{},{}), ThrID {}, LayoutA_TV {}, LayoutB_TV {}, LayoutC_TV {})",
                 a.name, a.shape_mnk[0], a.shape_mnk[1], a.shape_mnk[2], a.thr_id, a.a, a.b, a.c
             ),
-            Value::Mma(m) => write!(
-                f,
-                "TiledMMA({}, {} threads, tile ({},{},{}), ThrLayoutVMNK {}, LayoutA_TV {}, LayoutB_TV {}, LayoutC_TV {})",
-                m.atom.name,
-                m.threads(),
-                m.tile_mnk[0],
-                m.tile_mnk[1],
-                m.tile_mnk[2],
-                m.thr_layout_vmnk,
-                m.layout_a_tv,
-                m.layout_b_tv,
-                m.layout_c_tv
-            ),
+            Value::Mma(m) => {
+                write!(
+                    f,
+                    "TiledMMA({}, {} threads, tile ({},{},{}), ThrLayoutVMNK {}, ",
+                    m.atom.name,
+                    m.threads(),
+                    m.tile_mnk[0],
+                    m.tile_mnk[1],
+                    m.tile_mnk[2],
+                    m.thr_layout_vmnk,
+                )?;
+                // the permutation, where one is not the identity (CuTe's `_`)
+                let ident = |i: usize| {
+                    let p = m.permutation_mnk[i];
+                    p.rank() == 1 && p.strides() == [1] && p.size() == m.tile_mnk[i]
+                };
+                if !(0..3).all(ident) {
+                    let modes: Vec<String> = (0..3)
+                        .map(|i| {
+                            if ident(i) {
+                                "_".to_string()
+                            } else {
+                                m.permutation_mnk[i].to_string()
+                            }
+                        })
+                        .collect();
+                    write!(f, "PermutationMNK <{}>, ", modes.join(","))?;
+                }
+                write!(
+                    f,
+                    "LayoutA_TV {}, LayoutB_TV {}, LayoutC_TV {})",
+                    m.layout_a_tv, m.layout_b_tv, m.layout_c_tv
+                )
+            }
             Value::CopyAtom(a) => write!(
                 f,
                 "Copy_Atom({}, ThrID {}, ValLayoutSrc {}, ValLayoutDst {}, ValLayoutRef {}, ValueType {}b)",
@@ -404,6 +429,17 @@ fn to_copy(v: &Value) -> R<TiledCopy> {
     }
 }
 
+/// A tiled MMA's `PermutationMNK`: a by-mode tiler of at most 3 modes (`<_,(8,4,2):(1,16,8),_>`,
+/// or a shape `(32,64,16)` / `(_,64)`), missing modes `_`.
+fn permutation(v: &Value) -> R<[Option<Layout>; 3]> {
+    match to_tiler(v)? {
+        Tiler::ByMode { n, modes } if n <= 3 => Ok([modes[0], modes[1], modes[2]]),
+        _ => Err(format!(
+            "expected a permutation per mode M, N, K (a tiler <PM,PN,PK> of at most 3 modes, _ for none), found {v}"
+        )),
+    }
+}
+
 fn to_atom(v: &Value) -> R<MmaAtom> {
     match v {
         Value::Atom(a) => Ok(*a),
@@ -559,13 +595,19 @@ pub fn apply(name: &str, targ: Option<i64>, args: &[Value]) -> R<Value> {
             Ok(Value::Atom(to_atom(&args[0])?))
         }
         "make_tiled_mma" => {
-            arity(name, args, 1, 2)?;
+            arity(name, args, 1, 3)?;
             let atom = to_atom(&args[0])?;
             let al = match args.get(1) {
                 Some(v) => to_layout(v)?,
                 None => Layout::int(1, 0).map_err(err)?,
             };
-            make_tiled_mma(&atom, &al).map(Value::Mma).map_err(err)
+            let perm = match args.get(2) {
+                Some(v) => permutation(v)?,
+                None => [None; 3],
+            };
+            make_tiled_mma_permuted(&atom, &al, &perm)
+                .map(Value::Mma)
+                .map_err(err)
         }
         "layout_a_tv" | "layout_b_tv" | "layout_c_tv" => {
             arity(name, args, 1, 1)?;

@@ -41,7 +41,7 @@ fn copy_atoms_by_name() {
 fn tiled_copies_of_a_tiled_mma() {
     assert_eq!(
         eval("make_tiled_copy_A(SM75_U32x4_LDSM_N, MMA)"),
-        "TiledCopy(Tiler_MN (32,16), TiledLayout_TV (((4,8,2),4),((2,2,2),(1,1))):(((64,1,16),0),((32,8,256),(0,0))), \
+        "TiledCopy(Tiler_MN (32,16), TiledLayout_TV ((4,8,2,4),((2,2,2),(1,1))):((64,1,16,0),((32,8,256),(0,0))), \
          Copy_Atom(SM75_U32x4_LDSM_N, ThrID 32:1, ValLayoutSrc (32,8):(8,1), \
          ValLayoutDst (32,(2,4)):(2,(1,64)), ValLayoutRef (32,(2,4)):(2,(1,64)), ValueType 16b))"
     );
@@ -82,4 +82,55 @@ fn tiled_copies_of_a_tiled_mma() {
     assert!(eval("make_tiled_copy_A(SM75_U32x4_LDSM_N, (2,2))")
         .starts_with("error: expected a tiled MMA"));
     assert!(eval("get_layoutS_TV((2,2))").starts_with("error: expected a tiled copy"));
+}
+
+const PMMA: &str = "make_tiled_mma(SM80_16x8x16_F32BF16BF16F32_TN,(2,4),<_,(8,4,2):(1,16,8),_>)";
+
+#[test]
+fn permuted_tiled_mma() {
+    assert_eq!(
+        eval_line(PMMA),
+        "TiledMMA(SM80_16x8x16_F32BF16BF16F32_TN, 256 threads, tile (32,64,16), \
+         ThrLayoutVMNK (32,2,4,1):(1,32,64,0), PermutationMNK <_,(8,4,2):(1,16,8),_>, \
+         LayoutA_TV ((4,8,2,4),((2,2,2),(1,1))):((64,1,16,0),((32,8,256),(0,0))), \
+         LayoutB_TV ((4,8,2,4),((2,2),(2,1))):((128,1,0,16),((64,512),(8,0))), \
+         LayoutC_TV ((4,8,2,4),((2,2),(1,2))):((64,1,16,512),((32,8),(0,256))))"
+    );
+    // missing trailing modes are `_`; integers are n:1; a shape is a by-mode tiler
+    let short = "make_tiled_mma(SM80_16x8x16_F32BF16BF16F32_TN,(2,4),<_,(8,4,2):(1,16,8)>)";
+    assert_eq!(eval_line(short), eval_line(PMMA));
+    assert_eq!(
+        eval_line("layout_b_tv(make_tiled_mma(SM80_16x8x16_F32BF16BF16F32_TN,(2,4),<32,64,16>))"),
+        "((4,8,2,4),((2,2),(2,1))):((128,1,0,8),((64,512),(32,0)))"
+    );
+    assert_eq!(
+        eval_line("layout_b_tv(make_tiled_mma(SM80_16x8x16_F32BF16BF16F32_TN,(2,4),(_,64)))"),
+        "((4,8,2,4),((2,2),(2,1))):((128,1,0,8),((64,512),(32,0)))"
+    );
+    // the identity permutation prints as make_tiled_mma's
+    assert_eq!(
+        eval_line("make_tiled_mma(SM80_16x8x16_F32BF16BF16F32_TN,(2,4),<_,_,_>)"),
+        eval_line(MMA)
+    );
+    // the B x4 ldmatrix now fits
+    let x4 = eval_line(&format!("make_tiled_copy_B(SM75_U32x4_LDSM_N, {PMMA})"));
+    assert!(x4.starts_with("TiledCopy(Tiler_MN (64,16)"), "{x4}");
+    assert!(eval("make_tiled_copy_B(SM75_U32x4_LDSM_N, MMA)").starts_with("error:"));
+    assert_eq!(
+        eval_line(&format!("partition_fragment_B({PMMA}, (256,64):(64,1))")),
+        "((2,2),(2,4),4):((1,2),(16,32),4)"
+    );
+    // errors
+    assert!(
+        eval_line("make_tiled_mma(SM80_16x8x16_F32BF16BF16F32_TN,(2,4),<_,(8,2):(1,8)>)")
+            .starts_with("error:")
+    );
+    assert!(
+        eval_line("make_tiled_mma(SM80_16x8x16_F32BF16BF16F32_TN,(2,4),(8,4,2):(1,16,8))")
+            .starts_with("error: expected a permutation")
+    );
+    assert!(
+        eval_line("make_tiled_mma(SM80_16x8x16_F32BF16BF16F32_TN,(2,4),<_,_,_,_>)")
+            .starts_with("error: expected a permutation")
+    );
 }

@@ -85,9 +85,10 @@ pub use tiled_copy::{make_tiled_copy_from_tv, make_tiled_copy_tv, ThrCopy, Tiled
 
 mod mma;
 pub use mma::{
-    make_tiled_mma, MmaAtom, MmaType, Operand, ThrMma, TiledMma, MMA_ATOMS,
-    SM80_16X8X16_F16F16F16F16_TN, SM80_16X8X16_F32BF16BF16F32_TN, SM80_16X8X16_F32F16F16F32_TN,
-    SM80_16X8X8_F16F16F16F16_TN, SM80_16X8X8_F32BF16BF16F32_TN, SM80_16X8X8_F32F16F16F32_TN,
+    make_tiled_mma, make_tiled_mma_permuted, MmaAtom, MmaType, Operand, ThrMma, TiledMma,
+    MMA_ATOMS, SM80_16X8X16_F16F16F16F16_TN, SM80_16X8X16_F32BF16BF16F32_TN,
+    SM80_16X8X16_F32F16F16F32_TN, SM80_16X8X8_F16F16F16F16_TN, SM80_16X8X8_F32BF16BF16F32_TN,
+    SM80_16X8X8_F32F16F16F32_TN,
 };
 
 mod recast;

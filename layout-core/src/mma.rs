@@ -15,11 +15,17 @@
 //! `(M AM, N AN, K AK)`, and its partitions follow CuTe's `thrfrg_A/B/C`: the tensor is divided
 //! into atom tiles, each atom tile is composed with the atom's TV layout, and the tiles are
 //! divided among the atom layout's warps. Thread `i` is the coordinate `(v, m, n, k)` with
-//! `thr_layout_vmnk(v, m, n, k) = i` (CuTe's `right_inverse(thr_layout_vmnk)`). Only the
-//! identity permutation (CuTe's default `Tile<_,_,_>`) is supported.
+//! `thr_layout_vmnk(v, m, n, k) = i` (CuTe's `right_inverse(thr_layout_vmnk)`).
+//!
+//! [`make_tiled_mma_permuted`] adds CuTe's `PermutationMNK`: per mode M, N, K a layout (or `_`,
+//! CuTe's default, the identity over `atom M x AM` etc.). Each operand's tensor is first
+//! reordered by the permutations of its two modes (`logical_divide(t, (perm_r, perm_c))`, as
+//! `thrfrg_A/B/C` do) and then tiled as above; the tile becomes the permutations' sizes. E.g.
+//! over 4 warps in N, `(8,4,2):(1,16,8)` gives each warp two n8 atoms side by side (n `16 w ..
+//! 16 w + 15`), so that one `ldmatrix.x4` loads a warp's B for both.
 
 use crate::composition::composition;
-use crate::divide::zipped_divide;
+use crate::divide::{logical_divide_tiler, zipped_divide};
 use crate::error::{LayoutError, Result};
 use crate::int_tuple::IntTuple;
 use crate::inverse::right_inverse;
@@ -198,8 +204,11 @@ pub struct TiledMma {
     pub atom: MmaAtom,
     /// CuTe's `thr_layout_vmnk`: `(atom thread, m, n, k)` -> thread index.
     pub thr_layout_vmnk: Layout,
-    /// The tile `(M, N, K)` that one step of the tiled MMA covers.
+    /// The tile `(M, N, K)` that one step of the tiled MMA covers (CuTe's `tile_size_mnk`: the
+    /// permutations' sizes).
     pub tile_mnk: [i64; 3],
+    /// CuTe's `permutation_mnk<I>()`: the permutation of each mode, `tile:1` where none was given.
+    pub permutation_mnk: [Layout; 3],
     /// `(thread, value) -> m + M k` over the `M x K` tile of A.
     pub layout_a_tv: Layout,
     /// `(thread, value) -> n + N k` over the `N x K` tile of B.
@@ -209,7 +218,8 @@ pub struct TiledMma {
 }
 
 /// `make_tiled_mma(atom, atom_layout)` with the identity permutation: `atom_layout` (rank 1 to
-/// 3, `(AM, AN, AK)`, missing modes `1:0`) maps a warp's coordinate to its warp index.
+/// 3, `(AM, AN, AK)`, missing modes `1:0`) maps a warp's coordinate to its warp index. The same
+/// as [`make_tiled_mma_permuted`] with `[None, None, None]`.
 ///
 /// Post-conditions (tested): `threads() == 32 size(atom_layout)`; `tile_mnk == (M AM, N AN, K
 /// AK)`; with `AK == 1`, `layout_c_tv` is a bijection from `(threads, values)` onto the C tile;
@@ -220,6 +230,28 @@ pub struct TiledMma {
 /// Errors: `RankMismatch` for an atom layout of rank above 3; `NotBijective` when the atom
 /// layout does not number its warps `0..size` one to one (e.g. `(2,2):(1,1)`).
 pub const fn make_tiled_mma(atom: &MmaAtom, atom_layout: &Layout) -> Result<TiledMma> {
+    make_tiled_mma_permuted(atom, atom_layout, &[None, None, None])
+}
+
+/// CuTe's `make_tiled_mma(atom, atom_layout, permutation_mnk)`: as [`make_tiled_mma`], each
+/// mode M, N, K of the tile reordered by `permutation[i]` (`None` is CuTe's `_`: `M AM:1`,
+/// `N AN:1`, `K AK:1`). A permutation `P` of mode M maps the tiled MMA's m index (the one the
+/// atoms and warps are laid out over, atom-fastest) to the tensor's m: the element the tiled
+/// MMA calls `i` is row `P(i)` of the tile. Its size is the tile's M (`tile_mnk[0]`), a multiple
+/// of `M AM`; a larger one repeats the warps' atoms (`RestM` in each thread's values).
+///
+/// Post-conditions (tested): with every `permutation[i]` `None` or `tile:1`, the result equals
+/// [`make_tiled_mma`]'s; `layout_x_tv(t, v) == P(layout_x_tv of the unpermuted tiled MMA of
+/// tile `size(P)`)` mode by mode; the ownership counts of [`make_tiled_mma`].
+///
+/// Errors: those of [`make_tiled_mma`]; `NotDivisible` when a permutation's size is not a
+/// multiple of the atom's extent times the warps in that mode; `NotBijective` when a permutation
+/// is not a bijection onto `0..size` (CuTe does not check; tessel is stricter).
+pub const fn make_tiled_mma_permuted(
+    atom: &MmaAtom,
+    atom_layout: &Layout,
+    permutation: &[Option<Layout>; 3],
+) -> Result<TiledMma> {
     if atom_layout.rank() > 3 {
         return Err(LayoutError::RankMismatch {
             expected: 3,
@@ -242,15 +274,35 @@ pub const fn make_tiled_mma(atom: &MmaAtom, atom_layout: &Layout) -> Result<Tile
         return Err(LayoutError::NotBijective { size: n, reached });
     }
     let s = atom.shape_mnk;
-    let tile_mnk = [
-        s[0] * tri!(al.get(0)).size(),
-        s[1] * tri!(al.get(1)).size(),
-        s[2] * tri!(al.get(2)).size(),
-    ];
+    let mut permutation_mnk = [Layout::empty(); 3];
+    let mut tile_mnk = [0i64; 3];
+    let mut i = 0;
+    while i < 3 {
+        let base = s[i] * tri!(al.get(i)).size();
+        let p = match permutation[i] {
+            None => tri!(Layout::int(base, 1)),
+            Some(p) => p,
+        };
+        let size = p.size();
+        if size % base != 0 {
+            return Err(LayoutError::NotDivisible {
+                value: size,
+                by: base,
+            });
+        }
+        let reached = tri!(right_inverse(&p)).size();
+        if reached != size || p.cosize() != size {
+            return Err(LayoutError::NotBijective { size, reached });
+        }
+        permutation_mnk[i] = p;
+        tile_mnk[i] = size;
+        i += 1;
+    }
     let mut t = TiledMma {
         atom: *atom,
         thr_layout_vmnk,
         tile_mnk,
+        permutation_mnk,
         layout_a_tv: Layout::empty(),
         layout_b_tv: Layout::empty(),
         layout_c_tv: Layout::empty(),
@@ -319,6 +371,13 @@ impl TiledMma {
             Operand::B => (self.atom.b, [s[1], s[2]], [2, 3]),
             Operand::C => (self.atom.c, [s[0], s[1]], [1, 2]),
         };
+        // reorder for the tiled atom: (PermRows, PermCols), each ((perm), rest)
+        let p = self.permutation_mnk;
+        let t_tile = tri!(Tiler::by_mode(&[
+            Some(p[modes[0] - 1]),
+            Some(p[modes[1] - 1])
+        ]));
+        let l = &tri!(logical_divide_tiler(l, &t_tile));
         // ((atom_rows, atom_cols), (rest_rows, rest_cols))
         let zd = tri!(zipped_divide(
             l,
@@ -352,8 +411,9 @@ impl TiledMma {
             tri!(IntTuple::from_ints(&sizes)),
             &strides
         ));
-        let sel = tri!(composition(&sel, &tri!(right_inverse(&v))));
-        Ok((tri!(composition(&thr, &sel)), vals))
+        // CuTe's order: (thr o sel) o right_inverse(thr_layout_vmnk), which gives CuTe's shape
+        let thr = tri!(composition(&thr, &sel));
+        Ok((tri!(composition(&thr, &tri!(right_inverse(&v)))), vals))
     }
     /// CuTe's `partition_fragment_A/B/C(tensor)`: the layout of a thread's register fragment
     /// for its partition of `l` (the same for every thread), shaped `(MMA, MMA_M, MMA_K)` (A),

@@ -309,6 +309,86 @@ fn ldmatrix_n_feeds_the_mma_fragments() {
     }
 }
 
+/// The (2,4) tiled MMA with N permuted by `(8,4,2):(1,16,8)`: each warp's two n8 atoms are
+/// adjacent (n `16 w .. 16 w + 15`), a thread holds 8 B values per tile, and one ldmatrix.x4
+/// loads them (CuTe's `Tile<_32, Layout<Shape<_8,_4,_2>, Stride<_1,_16,_8>>, _16>`).
+fn permuted_mma() -> TiledMma {
+    make_tiled_mma_permuted(&TN, &l("(2,4)"), &[None, Some(l("(8,4,2):(1,16,8)")), None]).unwrap()
+}
+
+#[test]
+fn ldmatrix_x4_feeds_the_permuted_b_fragments() {
+    let mma = permuted_mma();
+    assert_eq!(mma.tile_mnk, [32, 64, 16]);
+    // B: 256 x 64 (N x K), K-major
+    let smem = l("(256,64):(64,1)");
+    for t in [SM75_U32X4_LDSM_N, SM75_U32X2_LDSM_N, SM75_U32X1_LDSM_N] {
+        assert_eq!(
+            check_copy_feeds_mma(&mma, Operand::B, &t, &smem, false),
+            256 * 8 * 4 * 4
+        );
+    }
+    // A is unchanged by an N permutation
+    for t in [SM75_U32X4_LDSM_N, SM75_U16X8_LDSM_T] {
+        let (sm, tr) = if t.name.ends_with('T') {
+            ("(64,32):(1,64)", true)
+        } else {
+            ("(128,32):(32,1)", false)
+        };
+        check_copy_feeds_mma(&mma, Operand::A, &t, &l(sm), tr);
+    }
+    // N-major B through .trans
+    check_copy_feeds_mma(
+        &mma,
+        Operand::B,
+        &SM75_U16X8_LDSM_T,
+        &l("(128,32):(1,128)"),
+        true,
+    );
+    // each warp's x4 reads 16 consecutive n: lanes 8 i + r give row n = 16 w + 8 (i / 2) + r
+    let copy = make_tiled_copy_b(&CopyAtom::new(&SM75_U32X4_LDSM_N, 16).unwrap(), &mma).unwrap();
+    let (thr, _) = copy.partition_modes_s(&smem).unwrap();
+    for t in 0..256 {
+        let (w, lane) = (t / 32 % 8, t % 32);
+        let (i, r) = (lane / 8, lane % 8);
+        let off = thr.call(t);
+        assert_eq!(off / 64, 16 * (w / 2) + 8 * (i / 2) + r, "thread {t}");
+        assert_eq!(off % 64, 8 * (i % 2), "thread {t}");
+    }
+}
+
+/// Byte addresses of one ldmatrix.x4 of the permuted MMA's B (copy step `x`) for warp `w` over a
+/// 256 x 64 K-major tile, through the swizzle.
+#[test]
+fn swizzled_permuted_b_is_conflict_free() {
+    let mma = permuted_mma();
+    let copy = make_tiled_copy_b(&CopyAtom::new(&SM75_U32X4_LDSM_N, 16).unwrap(), &mma).unwrap();
+    let smem = l("(256,64):(64,1)");
+    let (thr, vals) = copy.partition_modes_s(&smem).unwrap();
+    let steps = vals.size() / 8;
+    assert_eq!(steps, 4 * 4); // 256 / 64 tiles in N, 64 / 16 in K
+    let sw = Swizzle::new(3, 3, 3).unwrap();
+    for w in 0..8 {
+        for x in 0..steps {
+            let addr = |s: Option<Swizzle>| -> Vec<i64> {
+                (0..32)
+                    .map(|lane| {
+                        let off = thr.call(32 * w + lane) + vals.call(8 * x);
+                        2 * s.map_or(off, |s| s.apply(off))
+                    })
+                    .collect()
+            };
+            assert_eq!(
+                smem_wavefronts(&addr(Some(sw)), 16).unwrap(),
+                4,
+                "warp {w} step {x}"
+            );
+            // unswizzled 128-byte rows: 8-way
+            assert_eq!(smem_wavefronts(&addr(None), 16).unwrap(), 32);
+        }
+    }
+}
+
 #[test]
 fn ldmatrix_t_feeds_the_mma_fragments() {
     // M-major A (K x M in memory: element (m, k) at m + 64 k) and N-major B, through .trans
@@ -414,12 +494,17 @@ fn copies_cover_the_tile() {
 /// The C fragment: every element of a tiled MMA's C owned by exactly one (thread, register).
 #[test]
 fn c_fragment_owned_once() {
-    for al in ["(2,4)", "(2,2):(2,1)"] {
-        let mma = make_tiled_mma(&TN, &l(al)).unwrap();
+    let mmas = [
+        make_tiled_mma(&TN, &l("(2,4)")).unwrap(),
+        make_tiled_mma(&TN, &l("(2,2):(2,1)")).unwrap(),
+        permuted_mma(),
+    ];
+    for mma in mmas {
         let (m, n) = (mma.tile_mnk[0] * 2, mma.tile_mnk[1] * 3);
         let c = Layout::row_major(IntTuple::from_ints(&[m, n]).unwrap()).unwrap();
         let frag = mma.partition_fragment_c(&c).unwrap();
-        assert_eq!(frag.size(), 4 * 6);
+        let nv = mma.layout_c_tv.get(1).unwrap().size();
+        assert_eq!(frag.size(), nv * 6);
         let mut owner = vec![None; (m * n) as usize];
         for t in 0..mma.threads() {
             let (part, origin) = mma.get_slice(t).unwrap().partition_c(&c).unwrap();
@@ -544,6 +629,23 @@ fn errors_are_named() {
         make_tiled_copy_b(&x4, &mma),
         Err(LayoutError::NotDivisible { value: 4, by: 8 })
     ));
+    // so does a permutation of N of size 32 over 4 warps in N (one n8 atom per warp) ...
+    let p = [Some(l("32")), Some(l("(8,2,2):(1,16,8)")), Some(l("16"))];
+    let m24 = make_tiled_mma_permuted(&TN, &l("(2,4)"), &p).unwrap();
+    assert!(matches!(
+        make_tiled_copy_b(&x4, &m24),
+        Err(LayoutError::NotDivisible { value: 4, by: 8 })
+    ));
+    // ... but over 2 warps in N it gives each warp two adjacent atoms
+    let m22 = make_tiled_mma_permuted(&TN, &l("(2,2)"), &p).unwrap();
+    assert_eq!(make_tiled_copy_b(&x4, &m22).unwrap().values(), 8);
+    check_copy_feeds_mma(
+        &m22,
+        Operand::B,
+        &SM75_U32X4_LDSM_N,
+        &l("(64,32):(32,1)"),
+        false,
+    );
     let c = make_tiled_copy_a(&x4, &mma).unwrap();
     assert!(matches!(
         c.partition_s(&l("(48,32):(32,1)"), 0),

@@ -332,3 +332,271 @@ fn const_tiled_mma() {
     assert_eq!(TILED.threads(), 128);
     assert_eq!(TILED.tile_mnk, [32, 16, 16]);
 }
+
+fn perm(s: &str) -> Option<Layout> {
+    (s != "_").then(|| l(s))
+}
+
+fn permuted(al: &str, p: [&str; 3]) -> TiledMma {
+    make_tiled_mma_permuted(
+        &SM80_16X8X16_F32BF16BF16F32_TN,
+        &l(al),
+        &[perm(p[0]), perm(p[1]), perm(p[2])],
+    )
+    .unwrap()
+}
+
+/// Permuted tiled MMAs (SM80_16x8x16) whose TV layouts are checked against CuTe's strings.
+const PERMUTED: [(&str, [&str; 3]); 6] = [
+    ("(2,4)", ["_", "(8,4,2):(1,16,8)", "_"]),
+    ("(2,4)", ["32", "(8,2,2):(1,16,8)", "16"]),
+    ("(2,2)", ["32", "(8,2,2):(1,16,8)", "16"]),
+    (
+        "(2,2)",
+        ["(16,2,2):(1,32,16)", "(8,2,2):(1,16,8)", "(8,2,2):(1,16,8)"],
+    ),
+    ("(4,2):(2,1)", ["(2,8,4):(8,1,16)", "32", "_"]),
+    ("(2,4)", ["64", "64", "_"]),
+];
+
+/// `layout_{a,b,c}_tv` of permuted tiled MMAs are CuTe's strings. The expected strings come from
+/// an independent model: `TiledMMA::thrfrg_A/B/C` and `get_layoutA/B/C_TV` of CUTLASS's
+/// `cute/atom/mma_atom.hpp` transcribed line by line onto pycute's algebra (CUTLASS
+/// `python/pycute`, treating every integer as static as C++ CuTe does), run outside this
+/// repository; the one place where pycute's `None` differs from C++'s `_` (`zipped_divide` with
+/// `_` keeps the mode split by its own two modes) was written out. The same model reproduces
+/// the unpermuted strings below.
+#[test]
+fn permuted_tv_layouts_are_cutes() {
+    let want: [[&str; 3]; 6] = [
+        [
+            "((4,8,2,4),((2,2,2),(1,1))):((64,1,16,0),((32,8,256),(0,0)))",
+            "((4,8,2,4),((2,2),(2,1))):((128,1,0,16),((64,512),(8,0)))",
+            "((4,8,2,4),((2,2),(1,2))):((64,1,16,512),((32,8),(0,256)))",
+        ],
+        [
+            "((4,8,2,4),((2,2,2),(1,1))):((64,1,16,0),((32,8,256),(0,0)))",
+            "((4,8,2,2,2),((2,2),(1,1))):((64,1,0,16,8),((32,256),(0,0)))",
+            "((4,8,2,2,2),((2,2),(1,1))):((64,1,16,512,256),((32,8),(0,0)))",
+        ],
+        [
+            "((4,8,2,2),((2,2,2),(1,1))):((64,1,16,0),((32,8,256),(0,0)))",
+            "((4,8,2,2),((2,2),(2,1))):((64,1,0,16),((32,256),(8,0)))",
+            "((4,8,2,2),((2,2),(1,2))):((64,1,16,512),((32,8),(0,256)))",
+        ],
+        [
+            "((4,8,2,2),((2,2,2),(2,2))):((128,1,32,0),((64,8,1024),(16,512)))",
+            "((4,8,2,2),((2,2),(2,2))):((64,1,0,16),((32,512),(8,256)))",
+            "((4,8,2,2),((2,2),(2,2))):((128,1,32,1024),((64,8),(16,512)))",
+        ],
+        [
+            "(((4,2,4),2,4),((2,2,2),(1,1))):(((128,8,1),0,16),((64,4,512),(0,0)))",
+            "(((4,8),2,4),((2,2),(2,1))):(((64,1),8,0),((32,256),(16,0)))",
+            "(((4,2,4),2,4),((2,2),(1,2))):(((128,8,1),512,16),((64,4),(0,1024)))",
+        ],
+        [
+            "((4,8,2,4),((2,2,2),(2,1))):((128,1,16,0),((64,8,512),(32,0)))",
+            "((4,8,2,4),((2,2),(2,1))):((128,1,0,8),((64,512),(32,0)))",
+            "((4,8,2,4),((2,2),(2,2))):((128,1,16,512),((64,8),(32,2048)))",
+        ],
+    ];
+    for ((al, p), w) in PERMUTED.iter().zip(want) {
+        let t = permuted(al, *p);
+        assert_eq!(t.layout_a_tv.to_string(), w[0], "A {al} {p:?}");
+        assert_eq!(t.layout_b_tv.to_string(), w[1], "B {al} {p:?}");
+        assert_eq!(t.layout_c_tv.to_string(), w[2], "C {al} {p:?}");
+    }
+    // unpermuted, from the same model
+    let t = make_tiled_mma(&SM80_16X8X16_F32BF16BF16F32_TN, &l("(2,2):(2,1)")).unwrap();
+    assert_eq!(
+        t.layout_c_tv.to_string(),
+        "(((4,8),2,2),((2,2),(1,1))):(((64,1),256,16),((32,8),(0,0)))"
+    );
+    let t = make_tiled_mma(&SM80_16X8X16_F32BF16BF16F32_TN, &l("(2,4)")).unwrap();
+    assert_eq!(
+        t.layout_b_tv.to_string(),
+        "((4,8,2,4),((2,2),(1,1))):((64,1,0,8),((32,256),(0,0)))"
+    );
+}
+
+/// A permuted tiled MMA is the unpermuted one of the same tile (integer permutations of the
+/// same sizes) with each operand index mapped through the permutations of its two modes; the
+/// ownership counts are those of `make_tiled_mma`.
+#[test]
+fn permutation_maps_the_unpermuted_tile() {
+    for (al, p) in PERMUTED {
+        let t = permuted(al, p);
+        let sizes = t.tile_mnk.map(|s| s.to_string());
+        let plain = permuted(al, [&sizes[0], &sizes[1], &sizes[2]]);
+        assert_eq!(plain.tile_mnk, t.tile_mnk);
+        let w = [l(al).get(0).unwrap().size(), l(al).get(1).unwrap().size()];
+        for (op, modes, copies) in [
+            (Operand::A, [0, 2], w[1]),
+            (Operand::B, [1, 2], w[0]),
+            (Operand::C, [0, 1], 1),
+        ] {
+            let [rows, cols] = t.tile_of(op);
+            let (tv, ptv) = (t.layout_tv(op), plain.layout_tv(op));
+            for m in 0..2 {
+                let (a, b) = (tv.get(m).unwrap(), ptv.get(m).unwrap());
+                assert_eq!(a.size(), b.size(), "{op:?} {al} {p:?}");
+            }
+            let (pr, pc) = (t.permutation_mnk[modes[0]], t.permutation_mnk[modes[1]]);
+            let mut seen = vec![0; (rows * cols) as usize];
+            for x in 0..tv.size() {
+                let i = ptv.call(x);
+                let j = pr.call(i % rows) + rows * pc.call(i / rows);
+                assert_eq!(tv.call(x), j, "{op:?} {al} {p:?} {x}");
+                seen[j as usize] += 1;
+            }
+            // each element of C exactly once, A AN times, B AM times
+            assert!(seen.iter().all(|&s| s == copies), "{op:?} {al} {p:?}");
+        }
+    }
+}
+
+/// With `_` (or the integer tile, CuTe's default) in every mode, `make_tiled_mma_permuted` is
+/// `make_tiled_mma`; and the TV layouts are, as functions, those of the function before
+/// permutations were added (strings recorded from it: it nested the thread mode differently).
+#[test]
+fn identity_permutation_is_the_old_function() {
+    let atom = SM80_16X8X16_F32BF16BF16F32_TN;
+    for al in ["(2,4)", "(2,2):(2,1)", "(1,2,2)", "(4,2):(2,1)"] {
+        let t = make_tiled_mma(&atom, &l(al)).unwrap();
+        assert_eq!(make_tiled_mma_permuted(&atom, &l(al), &[None; 3]), Ok(t));
+        let ints = t.tile_mnk.map(|s| Some(Layout::int(s, 1).unwrap()));
+        assert_eq!(make_tiled_mma_permuted(&atom, &l(al), &ints), Ok(t));
+    }
+    let old = [
+        (
+            "(2,4)",
+            [
+                "(((4,8,2),4),((2,2,2),(1,1))):(((64,1,16),0),((32,8,256),(0,0)))",
+                "(((4,8),2,4),((2,2),(1,1))):(((64,1),0,8),((32,256),(0,0)))",
+                "((4,8,2,4),((2,2),(1,1))):((64,1,16,256),((32,8),(0,0)))",
+            ],
+        ),
+        (
+            "(2,2):(2,1)",
+            [
+                "(((4,8),2,2),((2,2,2),(1,1))):(((64,1),0,16),((32,8,256),(0,0)))",
+                "(((4,8),2,2),((2,2),(1,1))):(((32,1),8,0),((16,128),(0,0)))",
+                "(((4,8),2,2),((2,2),(1,1))):(((64,1),256,16),((32,8),(0,0)))",
+            ],
+        ),
+        (
+            "(1,2,2)",
+            [
+                "(((4,8),2,2),((2,2,2),(1,1))):(((32,1),0,256),((16,8,128),(0,0)))",
+                "((4,16,2),((2,2),(1,1))):((32,1,256),((16,128),(0,0)))",
+                "(((4,8,2),2),((2,2),(1,1))):(((32,1,128),0),((16,8),(0,0)))",
+            ],
+        ),
+    ];
+    for (al, w) in old {
+        let t = make_tiled_mma(&atom, &l(al)).unwrap();
+        for (op, s) in OPS.iter().zip(w) {
+            let (tv, o) = (t.layout_tv(*op), l(s));
+            assert_eq!(tv.size(), o.size());
+            assert!(
+                (0..o.size()).all(|i| tv.call(i) == o.call(i)),
+                "{op:?} {al}"
+            );
+        }
+    }
+}
+
+/// Partitions of a tensor of several tiles by a permuted tiled MMA: each thread's elements are
+/// its TV layout's elements in every tile, C's cover the tensor once; `TvCoords::of_mma` agrees
+/// with the TV layout.
+#[test]
+fn permuted_partitions() {
+    for (al, p) in PERMUTED {
+        let t = permuted(al, p);
+        for op in OPS {
+            let [rows, cols] = t.tile_of(op);
+            let (big_r, big_c) = (rows * 2, cols * 3);
+            let ten = Layout::row_major(IntTuple::from_ints(&[big_r, big_c]).unwrap()).unwrap();
+            let tv = t.layout_tv(op);
+            let nv = tv.get(1).unwrap().size();
+            let frag = t.partition_fragment(op, &ten).unwrap();
+            assert_eq!(frag.size(), nv * 6);
+            let plan = TvCoords::of_mma(&t, op, [rows, cols]).unwrap();
+            assert_eq!(plan.values(), nv);
+            let mut seen = vec![0; (big_r * big_c) as usize];
+            for tid in 0..t.threads() {
+                let (vals, origin) = t.get_slice(tid).unwrap().partition(op, &ten).unwrap();
+                assert_eq!(vals.shape(), frag.shape());
+                let mut got: Vec<i64> = (0..vals.size()).map(|j| origin + vals.call(j)).collect();
+                let mut want = Vec::new();
+                for v in 0..nv {
+                    let i = tv.call(tid + t.threads() * v);
+                    let (r, c) = (i % rows, i / rows);
+                    let (o, d) = (plan.thread(tid), plan.value(v));
+                    assert_eq!(
+                        (o[0] + d[0], o[1] + d[1]),
+                        (r, c),
+                        "{op:?} {al} {p:?} thread {tid} value {v}"
+                    );
+                    for (rm, rc) in [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2), (1, 2)] {
+                        want.push((r + rm * rows) * big_c + c + rc * cols);
+                    }
+                }
+                got.sort();
+                want.sort();
+                assert_eq!(got, want, "{op:?} {al} {p:?} thread {tid}");
+                for e in got {
+                    seen[e as usize] += 1;
+                }
+            }
+            if op == Operand::C {
+                assert!(seen.iter().all(|&s| s == 1), "{al} {p:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn permutation_errors() {
+    let at = SM80_16X8X16_F32F16F16F32_TN;
+    // N: 4 warps of n8 need a multiple of 32
+    assert!(matches!(
+        make_tiled_mma_permuted(&at, &l("(2,4)"), &[None, Some(l("(8,2):(1,8)")), None]),
+        Err(LayoutError::NotDivisible { value: 16, by: 32 })
+    ));
+    // not a bijection onto 0..32
+    assert!(matches!(
+        make_tiled_mma_permuted(&at, &l("(2,4)"), &[None, Some(l("(8,4):(1,16)")), None]),
+        Err(LayoutError::NotBijective { .. })
+    ));
+    assert!(matches!(
+        make_tiled_mma_permuted(&at, &l("(2,4)"), &[None, Some(l("(8,4):(1,0)")), None]),
+        Err(LayoutError::NotBijective { .. })
+    ));
+    // a tensor must be a multiple of the permuted tile
+    let t = make_tiled_mma_permuted(&at, &l("(2,4)"), &[None, Some(l("(8,4,2):(1,16,8)")), None])
+        .unwrap();
+    assert_eq!(t.tile_mnk, [32, 64, 16]);
+    assert!(matches!(
+        t.get_slice(0).unwrap().partition_b(&l("(32,16):(16,1)")),
+        Err(LayoutError::NotDivisible { value: 32, by: 64 })
+    ));
+}
+
+/// Usable in `const` items.
+const PERMUTED_MMA: TiledMma = const_ok!(make_tiled_mma_permuted(
+    &SM80_16X8X16_F32F16F16F32_TN,
+    &const_ok!(Layout::parse("(2,4)")),
+    &[
+        None,
+        Some(const_ok!(Layout::parse("(8,4,2):(1,16,8)"))),
+        None
+    ]
+));
+
+#[test]
+fn const_permuted_tiled_mma() {
+    assert_eq!(PERMUTED_MMA.tile_mnk, [32, 64, 16]);
+    // thread 32 (warp 1: m 16..31, n 0..15) holds B element n 1 of its second n8 atom at 8 + 1
+    assert_eq!(PERMUTED_MMA.layout_b_tv.call(32 + 5 + 256 * 4) % 64, 9);
+}
