@@ -4,19 +4,20 @@
 //!
 //! Everything a thread does is derived from `const` layouts:
 //!
-//! - [`MMA`]: the tiled MMA, `make_tiled_mma(SM80_16x8x16_F32*_TN, (2,4):(1,2))`: 8 warps, a
-//!   32x32x16 tile per step, repeated over the block tile [`BM`]` x `[`BN`] (CuTe's
-//!   `partition_C`: a warp's m-tiles lie 32 rows apart, its n-tiles 32 columns apart).
+//! - [`MMA`]: the tiled MMA, `make_tiled_mma(SM80_16x8x16_F32*_TN, (2,4):(1,2),
+//!   Tile<_, (8,4,2):(1,16,8), _>)`: 8 warps, a 32x64x16 tile per step (each warp's two n8 atoms
+//!   adjacent), repeated over the block tile [`BM`]` x `[`BN`]; its `partition_A/B/C` as
+//!   coordinates ([`A_PLAN`], [`B_PLAN`], [`C_PLAN`]): 4 x 8 atoms, 64x64 of C per warp.
 //! - A block takes `local_tile(A, (BM, BK), (bm, k))` and `local_tile(B, (BN, BK), (bn, k))` for
 //!   each k-tile, through [`STAGES`] shared-memory stages filled by `cp.async` (128-bit, a
 //!   predicated-off chunk zero-filled), the tiled copy [`load_plan`] deciding which thread moves
 //!   which chunk.
 //! - The stages are K-major tiles swizzled by `Sw<log2(BK/8),3,3>` ([`SW`]): the 8 rows an
 //!   `ldmatrix` phase reads land in 8 different 16-byte bank groups.
-//! - Each warp reads its fragments with `ldmatrix.x4`, whose lane addresses come from the MMA
-//!   atom's A and B thread-value layouts: word `q` of lane 0 holds the origin of matrix `q`
-//!   ([`ldsm_origin`]); the const checks below prove that the matrices `ldmatrix` delivers are
-//!   exactly the atom's fragments.
+//! - Each warp reads its fragments with `ldmatrix.x4`: the lane addresses are
+//!   `make_tiled_copy_A/B(Copy_Atom<SM75_U32x4_LDSM_N>, MMA)`'s partitions of the stages
+//!   ([`LDSM_A`], [`LDSM_B`]); independently, [`ldsm_delivers`] proves from the MMA atom's
+//!   layouts that the matrices `ldmatrix` delivers are the atom's fragments.
 //! - The accumulators go through shared memory (`f32`, rows padded by 8 elements), and leave it
 //!   as 128-bit stores of whole output rows; ragged edges are predicated by the identity tile
 //!   (`elem_less`).
@@ -26,8 +27,9 @@
 
 use crate::rmsnorm::Elem;
 use layout_core::{
-    const_ok, make_tiled_copy_tv, make_tiled_mma, FlatTensor, IntTuple, Layout, MmaAtom, Operand,
-    Swizzle, TiledMma, TvCoords, SM80_16X8X16_F32BF16BF16F32_TN, SM80_16X8X16_F32F16F16F32_TN,
+    const_ok, make_tiled_copy_a, make_tiled_copy_b, make_tiled_copy_tv, make_tiled_mma_permuted,
+    CopyAtom, FlatTensor, IntTuple, Layout, MmaAtom, Operand, Swizzle, TiledMma, TvCoords,
+    SM75_U32X4_LDSM_N, SM80_16X8X16_F32BF16BF16F32_TN, SM80_16X8X16_F32F16F16F32_TN,
 };
 
 /// Block tile rows (of A and C).
@@ -50,21 +52,26 @@ const fn lay(s: &str) -> Layout {
 /// The warps' layout over the MMA tile: `(2, 4)`, column-major.
 pub const ATOM_LAYOUT: Layout = lay("(2,4):(1,2)");
 /// The tiled MMA (bf16 atom; the f16 one has the same layouts, checked below).
-pub const MMA: TiledMma = const_ok!(make_tiled_mma(
+pub const MMA: TiledMma = const_ok!(make_tiled_mma_permuted(
     &SM80_16X8X16_F32BF16BF16F32_TN,
-    &ATOM_LAYOUT
+    &ATOM_LAYOUT,
+    &[None, Some(PERMUTATION_N), None]
 ));
+/// The N permutation (CuTe's `Tile<_, (8,4,2):(1,16,8), _>`): each warp's two n8 atoms of a
+/// 64-wide step are adjacent (n `16 w .. 16 w + 16`), so that one `ldmatrix.x4` reads both.
+pub const PERMUTATION_N: Layout = lay("(8,4,2):(1,16,8)");
 const _: () = {
     let f = SM80_16X8X16_F32F16F16F32_TN;
     let b = SM80_16X8X16_F32BF16BF16F32_TN;
     assert!(f.a.equals(&b.a) && f.b.equals(&b.b) && f.c.equals(&b.c));
 };
-/// MMA tiles per warp along M and N (CuTe's `MMA_M`, `MMA_N`) and k-steps per stage.
-pub const MMA_M: i64 = BM / MMA.tile_mnk[0];
-/// See [`MMA_M`].
-pub const MMA_N: i64 = BN / MMA.tile_mnk[1];
-/// See [`MMA_M`].
+/// K-steps per stage.
 pub const K_STEPS: i64 = BK / MMA.tile_mnk[2];
+/// Atoms per thread along M and N in a k-step: a thread's A (B) values of a stage over the
+/// atom's 8 (4) and the k-steps.
+pub const MMA_M: i64 = A_PLAN.values() / 8 / K_STEPS;
+/// See [`MMA_M`].
+pub const MMA_N: i64 = B_PLAN.values() / 4 / K_STEPS;
 const _: () = assert!(
     MMA_M == 4 && MMA_N == 8 && K_STEPS <= 4 && MMA.threads() == THREADS,
     "the unrolled loops cover 4 x 8 MMA tiles, up to 4 k-steps, 256 threads"
@@ -77,6 +84,38 @@ pub const A_PLAN: TvCoords<2> = const_ok!(TvCoords::of_mma(&MMA, Operand::A, [BM
 pub const B_PLAN: TvCoords<2> = const_ok!(TvCoords::of_mma(&MMA, Operand::B, [BN, BK]));
 /// C's partition of the block tile: values `(4, MMA_M, MMA_N)`.
 pub const C_PLAN: TvCoords<2> = const_ok!(TvCoords::of_mma(&MMA, Operand::C, [BM, BN]));
+
+/// Does accumulator block `(i, j)` of each warp (C's values `4 (i + MMA_M j) ..`) sit at the
+/// rows of its `i`-th A atom and the columns of its `j`-th B atom (as the main loop pairs them)?
+const fn fragments_line_up() -> bool {
+    let mut w = 0;
+    while w < THREADS / 32 {
+        let (c, a, b) = (
+            C_PLAN.thread(32 * w),
+            A_PLAN.thread(32 * w),
+            B_PLAN.thread(32 * w),
+        );
+        let mut i = 0;
+        while i < MMA_M {
+            let mut j = 0;
+            while j < MMA_N {
+                let cv = C_PLAN.value(4 * (i + MMA_M * j));
+                let (av, bv) = (A_PLAN.value(8 * i), B_PLAN.value(4 * j));
+                if c[0] + cv[0] != a[0] + av[0] || c[1] + cv[1] != b[0] + bv[0] {
+                    return false;
+                }
+                j += 1;
+            }
+            i += 1;
+        }
+        w += 1;
+    }
+    true
+}
+const _: () = assert!(
+    fragments_line_up(),
+    "accumulator (i, j) is A atom i times B atom j"
+);
 
 /// Column-major `(rows, cols)` coordinate of index `i` in a tile of `rows` rows.
 const fn coord(i: i64, rows: i64) -> [i64; 2] {
@@ -204,18 +243,51 @@ const _: () = assert!(
 /// ([`KSTEP_IS_XOR`]).
 #[inline(always)]
 pub fn ldsm_offsets(tid: i64) -> [i64; 2] {
-    let lane = tid % 32;
-    let warp0 = tid - lane;
-    let q = lane / 8;
-    let atom = &SM80_16X8X16_F32BF16BF16F32_TN;
-    let (ta, tb) = (A_PLAN.thread(warp0), B_PLAN.thread(warp0));
-    let (ao, bo) = (ldsm_origin(&atom.a, 16, q), ldsm_origin(&atom.b, 8, q % 2));
-    let (r, c) = (ta[0] + ao[0] + lane % 8, ta[1] + ao[1]);
-    let a = 2 * SW.apply(r * BK + c);
-    let bv = B_PLAN.value(4 * (q / 2));
-    let (r, c) = (tb[0] + bv[0] + bo[0] + lane % 8, tb[1] + bv[1] + bo[1]);
-    [a, 2 * SW.apply(r * BK + c)]
+    let a = LDSM_A.0.call(tid) + LDSM_A.1.call(0);
+    let b = LDSM_B.0.call(tid) + LDSM_B.1.call(0);
+    [2 * SW.apply(a), 2 * SW.apply(b)]
 }
+
+/// `make_tiled_copy_A(Copy_Atom<SM75_U32x4_LDSM_N, 16-bit>, MMA)`'s partition of a K-major
+/// `BM x BK` stage: `(thread -> origin, value -> offset)`, unswizzled element offsets.
+pub const LDSM_A: (Layout, Layout) = ldsm_partition(Operand::A, BM);
+/// The same of B (`make_tiled_copy_B`) over a `BN x BK` stage.
+pub const LDSM_B: (Layout, Layout) = ldsm_partition(Operand::B, BN);
+
+const fn ldsm_partition(op: Operand, rows: i64) -> (Layout, Layout) {
+    let atom = const_ok!(CopyAtom::new(&SM75_U32X4_LDSM_N, 16));
+    let copy = match op {
+        Operand::A => const_ok!(make_tiled_copy_a(&atom, &MMA)),
+        _ => const_ok!(make_tiled_copy_b(&atom, &MMA)),
+    };
+    let stage = const_ok!(Layout::from_parts(
+        const_ok!(IntTuple::from_ints(&[rows, BK])),
+        &[BK, 1]
+    ));
+    const_ok!(copy.partition_modes_s(&stage))
+}
+
+/// Does copy value `8 c` of thread `t` (one `ldmatrix.x4` per `c`: m-tile `i` or n-tile pair `jj`
+/// of k-step `ks`) lie at `c`'s step of rows and k-step columns from value 0, and are those the
+/// MMA partitions' places?
+const fn ldsm_steps(p: &(Layout, Layout), rows: i64, per_k: i64) -> bool {
+    let mut ks = 0;
+    while ks < K_STEPS {
+        let mut c = 0;
+        while c < per_k {
+            if p.1.call(8 * (c + per_k * ks)) != c * rows * BK + 16 * ks {
+                return false;
+            }
+            c += 1;
+        }
+        ks += 1;
+    }
+    true
+}
+const _: () = assert!(
+    ldsm_steps(&LDSM_A, A_ROWS, MMA_M) && ldsm_steps(&LDSM_B, B_ROWS, MMA_N / 2),
+    "the ldmatrix copies step by A_ROWS / B_ROWS rows and 16 columns per k-step"
+);
 
 /// Elements (16-bit) of A's and B's tiles in one stage.
 pub const A_ELEMS: i64 = BM * BK;
