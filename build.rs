@@ -93,7 +93,8 @@ fn check_arch(arch: &str) -> Result<(), String> {
 }
 
 /// `cargo +NIGHTLY rustc --release --target nvptx64-nvidia-cuda -Zbuild-std=core --crate-type
-/// cdylib -- --emit=asm -C target-cpu=ARCH`, in `gpu/`; returns the `.s` file (the PTX).
+/// cdylib -- --emit=asm -C target-cpu=ARCH -C target-feature=+ptx83`, in `gpu/`; returns the
+/// `.s` file (the PTX).
 fn build_ptx(root: &Path, arch: &str) -> Result<PathBuf, String> {
     let gpu = root.join("gpu");
     let target_dir = gpu.join("target").join(arch);
@@ -117,7 +118,14 @@ fn build_ptx(root: &Path, arch: &str) -> Result<PathBuf, String> {
     ])
     .arg("--target-dir")
     .arg(&target_dir)
-    .args(["--", "--emit=asm", &format!("-Ctarget-cpu={arch}")])
+    // PTX ISA 8.3: the copy engine's tensor loads, mbarrier transaction counts and the
+    // tensormap proxy fence (sm_90 kernels); the driver JIT-compiles it for any arch built
+    .args([
+        "--",
+        "--emit=asm",
+        &format!("-Ctarget-cpu={arch}"),
+        "-Ctarget-feature=+ptx83",
+    ])
     .arg(format!("-Clinker={}", linker.display()))
     .current_dir(&gpu);
     // This build script runs inside cargo: keep the outer build's settings out of the inner one.

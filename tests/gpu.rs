@@ -3,7 +3,7 @@
 //! random: each test prints its seed, and `TESSEL_SEED=N` replays it.
 
 use half::{bf16, f16};
-use host::elem::Rng;
+use host::elem::{Elem, Rng};
 use host::gpu::{Gpu, GpuError};
 use host::jobs;
 use tessel_gpu::transpose::{Padded, Swizzled};
@@ -221,4 +221,78 @@ fn cublas_gemm_tn_matches_the_f64_reference() {
     let mut c5 = g.filled(rows(4, 5, 5), 0f32).unwrap();
     let e = blas.gemm_tn(&a, &b, &mut c5, 1.0, 0.0).unwrap_err();
     assert!(e.to_string().contains("c of shape (M,N) = (4,6)"), "{e}");
+}
+
+/// The copy engine moves every element of ragged tensors box by box, for every swizzle mode: the
+/// kernel reads the box through tessel's swizzle for that mode (`TmaSwizzle::swizzle`), so a wrong
+/// mapping between the two would show as wrong elements — and does, when the kernel is told
+/// another mode's swizzle.
+#[test]
+fn tma_copy_moves_every_element_through_each_swizzle() {
+    use host::tma::{encode_2d, TmaElem, TmaSwizzle};
+    let Some(g) = gpu() else { return };
+    if !g.arch().starts_with("sm_9") && !g.arch().starts_with("sm_1") {
+        eprintln!(
+            "tests/gpu.rs: TMA test SKIPPED, {} has no copy engine",
+            g.arch()
+        );
+        return;
+    }
+    let mut rng = seeded("tma_copy_moves_every_element_through_each_swizzle");
+    fn case<T: TmaElem>(g: &Gpu, rng: &mut Rng, rows: usize, cols: usize, ld: usize) {
+        let l = |r: usize, c: usize, s: usize| {
+            layout_core::Layout::parse(&format!("({r},{c}):({s},1)")).unwrap()
+        };
+        let src = rng.fill::<T>(rows * ld);
+        let s = g
+            .upload_buffer(&src)
+            .unwrap()
+            .view(0, l(rows, cols, ld))
+            .unwrap();
+        let bytes = std::mem::size_of::<T>();
+        for mode in TmaSwizzle::ALL {
+            let span = if mode == TmaSwizzle::None {
+                64
+            } else {
+                mode.bytes() as usize
+            };
+            let boxed = [8 + (rng.next_u64() % 3) as i64 * 8, (span / bytes) as i64];
+            let map = encode_2d(g, &s, boxed, mode).unwrap();
+            let mut d = g.filled(l(rows, cols, cols), T::poison()).unwrap();
+            g.tma_copy(&map, &mut d).unwrap();
+            let got = g.download(&d).unwrap();
+            for r in 0..rows {
+                for c in 0..cols {
+                    assert_eq!(
+                        got[r * cols + c].bits(),
+                        src[r * ld + c].bits(),
+                        "{} {rows}x{cols} (ld {ld}) {mode:?} box {boxed:?}: element ({r},{c})",
+                        T::NAME
+                    );
+                }
+            }
+        }
+    }
+    case::<f32>(&g, &mut rng, 300, 517, 520);
+    case::<bf16>(&g, &mut rng, 77, 1000, 1000);
+    case::<f32>(&g, &mut rng, 1, 4, 4);
+    // the 128-byte mode read as if it were the 64-byte one: elements move
+    let src = rng.fill::<bf16>(64 * 64);
+    let l = layout_core::Layout::parse("(64,64):(64,1)").unwrap();
+    let s = g.upload(&src, l).unwrap();
+    let map = encode_2d(&g, &s, [64, 64], TmaSwizzle::B128).unwrap();
+    let wrong = host::tma::TensorMap::with_mode(map, TmaSwizzle::B64);
+    let mut d = g.filled(l, bf16::poison()).unwrap();
+    g.tma_copy(&wrong, &mut d).unwrap();
+    let got = g.download(&d).unwrap();
+    assert!(got.iter().zip(&src).any(|(a, b)| a.bits() != b.bits()));
+    // what the copy engine cannot take is refused, naming the condition
+    let e = encode_2d(&g, &s, [64, 65], TmaSwizzle::B128)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("multiple of 16 bytes"), "{e}");
+    let e = encode_2d(&g, &s, [8, 128], TmaSwizzle::B128)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("at most 128 bytes"), "{e}");
 }

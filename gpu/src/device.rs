@@ -339,3 +339,70 @@ pub unsafe fn load_v4_rw(p: *const u32) -> V4 {
          options(readonly, nostack, preserves_flags));
     V4([a, b, c, d])
 }
+
+/// `mbarrier.init.shared::cta.b64 [bar], count`, then `fence.mbarrier_init.release.cluster`: the
+/// barrier expects `count` arrivals per phase. One thread initialises; a block barrier must follow
+/// before any other thread uses it.
+///
+/// # Safety
+/// `bar` an 8-byte aligned shared address no one else uses as anything but this barrier.
+#[inline(always)]
+pub unsafe fn mbarrier_init(bar: u32, count: u32) {
+    asm!("mbarrier.init.shared::cta.b64 [{b}], {c};", "fence.mbarrier_init.release.cluster;",
+         b = in(reg32) bar, c = in(reg32) count, options(nostack, preserves_flags));
+}
+
+/// `mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], bytes`: this thread's arrival, and
+/// `bytes` more that asynchronous copies (TMA) must deliver before the phase completes.
+///
+/// # Safety
+/// `bar` an initialised barrier.
+#[inline(always)]
+pub unsafe fn mbarrier_arrive_expect_tx(bar: u32, bytes: u32) {
+    asm!("mbarrier.arrive.expect_tx.shared::cta.b64 _, [{b}], {n};",
+         b = in(reg32) bar, n = in(reg32) bytes, options(nostack, preserves_flags));
+}
+
+/// Waits until phase `parity` (0 or 1) of the barrier has completed
+/// (`mbarrier.try_wait.parity.shared::cta.b64` until it says so).
+///
+/// # Safety
+/// `bar` an initialised barrier.
+#[inline(always)]
+pub unsafe fn mbarrier_wait(bar: u32, parity: u32) {
+    loop {
+        let done: u32;
+        asm!("{{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [{b}], {ph}; selp.u32 {d}, 1, 0, p; }}",
+             b = in(reg32) bar, ph = in(reg32) parity, d = out(reg32) done,
+             options(nostack, preserves_flags));
+        if done != 0 {
+            break;
+        }
+    }
+}
+
+/// `fence.proxy.tensormap::generic.acquire.gpu [map], 128`: the tensor map at `map` (global
+/// memory, written before the launch) is seen by the copy engine as the generic proxy wrote it.
+///
+/// # Safety
+/// `map` the 64-byte aligned global address of a 128-byte tensor map.
+#[inline(always)]
+pub unsafe fn tensormap_acquire(map: *const u8) {
+    asm!("fence.proxy.tensormap::generic.acquire.gpu [{m}], 128;", m = in(reg64) map,
+         options(nostack, preserves_flags));
+}
+
+/// `cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes`: the copy
+/// engine loads the box at coordinates `(c0, c1)` (`c0` the innermost) of the tensor map at `map`
+/// into shared memory at `dst`, zeros where the box leaves the tensor, and counts its bytes on the
+/// barrier `bar`.
+///
+/// # Safety
+/// `map` a valid tensor map (after [`tensormap_acquire`]); `dst` aligned as the map's swizzle
+/// needs (1024 bytes for 128-byte swizzles) with room for the box; `bar` expecting the bytes.
+#[inline(always)]
+pub unsafe fn tma_load_2d(dst: u32, map: *const u8, c0: i32, c1: i32, bar: u32) {
+    asm!("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [{d}], [{m}, {{{x}, {y}}}], [{b}];",
+         d = in(reg32) dst, m = in(reg64) map, x = in(reg32) c0, y = in(reg32) c1,
+         b = in(reg32) bar, options(nostack, preserves_flags));
+}

@@ -68,6 +68,7 @@ pub mod gemm;
 pub mod mem;
 pub mod mma_peak;
 pub mod rmsnorm;
+pub mod tma;
 pub mod transpose;
 
 /// Declares the PTX entry points: `name => KernelType, ...`. Each becomes an
@@ -185,7 +186,34 @@ pub const PEAK_KERNELS: &[ctx::KernelInfo] = &[
     },
 ];
 
-/// Every entry point: [`KERNELS`], [`GEMM_KERNELS`], [`PEAK_KERNELS`].
+/// The copy engine's tiled copy ([`tma`]), `sm_90` and newer only.
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90"))]
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn tma_copy_f32(p: tma::TmaCopyParams<mem::Gmem<f32>>) {
+    tma::tma_copy::<f32>(p)
+}
+/// See [`tma_copy_f32`].
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90"))]
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn tma_copy_bf16(p: tma::TmaCopyParams<mem::Gmem<bf16>>) {
+    tma::tma_copy::<bf16>(p)
+}
+/// The entry points that need `sm_90` (the copy engine): in the PTX of `sm_90` and newer only.
+pub const SM90_KERNELS: &[ctx::KernelInfo] = &[
+    ctx::KernelInfo {
+        name: "tma_copy_f32",
+        param_bytes: core::mem::size_of::<tma::TmaCopyParams<mem::Gmem<f32>>>(),
+        collectives: &[],
+    },
+    ctx::KernelInfo {
+        name: "tma_copy_bf16",
+        param_bytes: core::mem::size_of::<tma::TmaCopyParams<mem::Gmem<bf16>>>(),
+        collectives: &[],
+    },
+];
+
+/// Every entry point of every arch's PTX: [`KERNELS`], [`GEMM_KERNELS`], [`PEAK_KERNELS`]
+/// ([`SM90_KERNELS`] only where the arch has them).
 pub fn all_kernels() -> impl Iterator<Item = &'static ctx::KernelInfo> {
     KERNELS.iter().chain(GEMM_KERNELS).chain(PEAK_KERNELS)
 }

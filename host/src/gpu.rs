@@ -261,6 +261,7 @@ impl Gpu {
             .filter_map(|(a, p)| Some((crate::arch::Arch::parse(a).ok()?, *p)))
             .filter(|(a, _)| a.runs_on(cc))
             .max_by_key(|(a, _)| *a);
+        let best_arch = best.map_or(0, |(a, _)| a.sm);
         let Some((_, text)) = best else {
             return Err(GpuError::NoPtx {
                 arch,
@@ -286,7 +287,10 @@ impl Gpu {
             .and_then(|v| v.parse::<i64>().ok())
             .map_or(smem_optin, |v| v.clamp(0, smem_optin));
         let mut kernels = HashMap::new();
-        for k in tessel_gpu::all_kernels().map(|k| k.name) {
+        // the sm_90 kernels (the copy engine) are in the PTX of sm_90 and newer only
+        let sm90 = best_arch >= 90;
+        let extra = tessel_gpu::SM90_KERNELS.iter().filter(|_| sm90);
+        for k in tessel_gpu::all_kernels().chain(extra).map(|k| k.name) {
             let f = module
                 .load_function(k)
                 .ctx(|| format!("kernel {k} in the PTX"))?;
@@ -611,6 +615,51 @@ impl Gpu {
         }
         ms.sort_by(f64::total_cmp);
         Ok((ms, host.as_secs_f64() * 1e6 / reps.max(1) as f64))
+    }
+
+    /// `words` in device memory (a tensor map's 128 bytes: 64-byte aligned, as every allocation).
+    pub(crate) fn upload_words(&self, words: &[u64]) -> Result<CudaSlice<u64>> {
+        self.stream
+            .clone_htod(words)
+            .ctx(|| "copying words to the device".into())
+    }
+
+    /// `dst = src` box by box through shared memory with the copy engine (`tma_copy_<T>`, sm_90):
+    /// `map` of the source ([`crate::tma::encode_2d`]), `dst` of its shape, any layout.
+    pub fn tma_copy<T: crate::tma::TmaElem>(
+        &self,
+        map: &crate::tma::TensorMap,
+        dst: &mut DeviceTensor<T>,
+    ) -> Result<()> {
+        use tessel_gpu::tma::{TmaCopyParams, SMEM_SLACK, THREADS};
+        let sw = map.mode.swizzle(std::mem::size_of::<T>() as i64)?;
+        let (b, m, s) = sw.params();
+        let p = TmaCopyParams {
+            map: map.ptr(),
+            shape: map.shape,
+            boxed: map.boxed,
+            swizzle: [b as i64, m as i64, s as i64],
+            dst: dst.param("dst")?,
+        };
+        if p.dst.shape() != map.shape {
+            return Err(GpuError::Invalid(format!(
+                "tma_copy needs dst of the source's shape {:?}, got {:?}",
+                map.shape,
+                p.dst.shape()
+            )));
+        }
+        let name = format!("tma_copy_{}", T::NAME);
+        let g = Geometry {
+            grid: p.grid(),
+            threads: THREADS,
+            smem_bytes: p.box_bytes(std::mem::size_of::<T>() as i64) + SMEM_SLACK,
+        };
+        if g.grid[1] > 65535 {
+            return Err(GpuError::Invalid(format!(
+                "{name}: more than 65535 box rows"
+            )));
+        }
+        self.launch_entry(&name, g, p)
     }
 
     /// The stream every launch and copy goes to (cuBLAS is put on it too).

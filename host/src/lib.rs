@@ -12,3 +12,4 @@ pub mod gemm;
 pub mod gemm_exec;
 pub mod gpu;
 pub mod jobs;
+pub mod tma;

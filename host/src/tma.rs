@@ -1,0 +1,197 @@
+//! Tensor maps for the copy engine (TMA), built from tessel layouts: `cuTensorMapEncodeTiled` of a
+//! rank-2 `DeviceTensor` (rows contiguous), a box, and a swizzle mode whose shared-memory layout
+//! is a tessel `Swizzle` ([`TmaSwizzle::swizzle`]). The map goes to global memory; kernels fence
+//! it in (`tensormap_acquire`) before the copy engine reads it.
+
+use cudarc::driver::{sys, CudaSlice, DevicePtr};
+use layout_core::Swizzle;
+
+use crate::elem::Elem;
+use crate::gpu::{DeviceTensor, Gpu, GpuError, Result};
+
+/// The copy engine's shared-memory swizzle modes: 16-byte chunks of a row XORed with the low bits
+/// of the row index, over spans of 32, 64 or 128 bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TmaSwizzle {
+    /// The box as it is, rows packed.
+    None,
+    /// 32-byte spans.
+    B32,
+    /// 64-byte spans.
+    B64,
+    /// 128-byte spans.
+    B128,
+}
+
+impl TmaSwizzle {
+    /// Every mode.
+    pub const ALL: [TmaSwizzle; 4] = [Self::None, Self::B32, Self::B64, Self::B128];
+    /// The span in bytes (0 for none).
+    pub const fn bytes(self) -> i64 {
+        match self {
+            Self::None => 0,
+            Self::B32 => 32,
+            Self::B64 => 64,
+            Self::B128 => 128,
+        }
+    }
+    /// `CU_TENSOR_MAP_SWIZZLE_*`.
+    pub fn code(self) -> sys::CUtensorMapSwizzle {
+        use sys::CUtensorMapSwizzle::*;
+        match self {
+            Self::None => CU_TENSOR_MAP_SWIZZLE_NONE,
+            Self::B32 => CU_TENSOR_MAP_SWIZZLE_32B,
+            Self::B64 => CU_TENSOR_MAP_SWIZZLE_64B,
+            Self::B128 => CU_TENSOR_MAP_SWIZZLE_128B,
+        }
+    }
+    /// The layout the mode gives a box of `elem_bytes`-byte elements, as a tessel swizzle over
+    /// element offsets: bits `[4, 4 + B)` of the byte address (the 16-byte chunk in a span of
+    /// `2^B` chunks) XOR bits `[7, 7 + B)` — `Sw<B, 4, 3>` in bytes, `Sw<B, 4 - log2(bytes), 3>`
+    /// in elements (128 bytes of 16-bit elements: `Sw<3,3,3>`); none is the identity `Sw<0,0,0>`.
+    pub fn swizzle(self, elem_bytes: i64) -> Result<Swizzle> {
+        let b = match self {
+            Self::None => return Swizzle::new(0, 0, 0).map_err(invalid),
+            Self::B32 => 1,
+            Self::B64 => 2,
+            Self::B128 => 3,
+        };
+        if !matches!(elem_bytes, 1 | 2 | 4 | 8 | 16) {
+            return Err(GpuError::Invalid(format!(
+                "a swizzled box needs elements of 1 to 16 bytes, a power of 2; got {elem_bytes}"
+            )));
+        }
+        Swizzle::new(b, 4 - elem_bytes.trailing_zeros() as i64, 3).map_err(invalid)
+    }
+}
+
+fn invalid(e: impl std::fmt::Display) -> GpuError {
+    GpuError::Invalid(e.to_string())
+}
+
+/// An element type the copy engine moves.
+pub trait TmaElem: Elem {
+    /// `CU_TENSOR_MAP_DATA_TYPE_*`.
+    const DATA_TYPE: sys::CUtensorMapDataType;
+}
+impl TmaElem for f32 {
+    const DATA_TYPE: sys::CUtensorMapDataType =
+        sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+}
+impl TmaElem for half::bf16 {
+    const DATA_TYPE: sys::CUtensorMapDataType =
+        sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+}
+impl TmaElem for half::f16 {
+    const DATA_TYPE: sys::CUtensorMapDataType =
+        sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+}
+
+/// A tensor map in device memory, with what it was built from.
+#[derive(Debug)]
+pub struct TensorMap {
+    buf: CudaSlice<u64>,
+    /// The tensor's shape `(rows, cols)`.
+    pub shape: [i64; 2],
+    /// The box `(rows, cols)`.
+    pub boxed: [i64; 2],
+    /// The swizzle mode.
+    pub mode: TmaSwizzle,
+}
+
+impl TensorMap {
+    /// The same map, described as laid out by `mode` (for tests that show a mismatch between
+    /// the map's mode and the kernel's swizzle is seen).
+    pub fn with_mode(self, mode: TmaSwizzle) -> Self {
+        TensorMap { mode, ..self }
+    }
+    /// The map's device address (64-byte aligned).
+    pub fn ptr(&self) -> *const u8 {
+        let (p, _) = self.buf.device_ptr(self.buf.stream());
+        p as *const u8
+    }
+}
+
+/// The tensor map of `t`, rank 2 `(rows, cols)` with unit column stride, loaded `boxed` =
+/// `(box_rows, box_cols)` at a time into shared memory laid out by `mode`. `Err` names the
+/// violated condition: the copy engine's (box extents 1..=256, the box's row a multiple of 16
+/// bytes and at most the swizzle span, the row stride a multiple of 16 bytes below 2^40, the
+/// origin 16-byte aligned) or the layout's.
+pub fn encode_2d<T: TmaElem>(
+    g: &Gpu,
+    t: &DeviceTensor<T>,
+    boxed: [i64; 2],
+    mode: TmaSwizzle,
+) -> Result<TensorMap> {
+    let p = t.param::<2>("tma source")?;
+    let [rows, cols] = p.shape();
+    let [ld, unit] = p.layout().stride();
+    let bytes = std::mem::size_of::<T>() as i64;
+    let bad = |m: String| Err(GpuError::Invalid(format!("tensor map: {m}")));
+    if unit != 1 && cols > 1 {
+        return bad(format!(
+            "the rows must be contiguous (column stride 1), got {unit}"
+        ));
+    }
+    if rows > 1 && (ld < cols || (ld * bytes) % 16 != 0 || ld * bytes >= 1 << 40) {
+        return bad(format!(
+            "the row stride must cover a row and be a multiple of 16 bytes below 2^40; got {ld} elements of {bytes} bytes"
+        ));
+    }
+    if !(p.engine().0 as usize).is_multiple_of(16) {
+        return bad("the tensor's origin must be 16-byte aligned".into());
+    }
+    let [br, bc] = boxed;
+    if !(1..=256).contains(&br) || !(1..=256).contains(&bc) {
+        return bad(format!("box extents must be 1 to 256, got {br}x{bc}"));
+    }
+    if (bc * bytes) % 16 != 0 {
+        return bad(format!(
+            "the box's row must be a multiple of 16 bytes, got {} bytes",
+            bc * bytes
+        ));
+    }
+    if mode != TmaSwizzle::None && bc * bytes > mode.bytes() {
+        return bad(format!(
+            "a {}-byte swizzle takes box rows of at most {} bytes, got {}",
+            mode.bytes(),
+            mode.bytes(),
+            bc * bytes
+        ));
+    }
+    let dims = [cols as u64, rows as u64];
+    let strides = [(ld.max(cols) * bytes) as u64];
+    let boxd = [bc as u32, br as u32];
+    let estr = [1u32, 1];
+    let mut map = std::mem::MaybeUninit::<sys::CUtensorMap>::zeroed();
+    // SAFETY: the arrays hold rank 2 (strides rank 1) values, the address is the tensor's device
+    // origin, checked above against the copy engine's rules; the call only writes `map`.
+    let r = unsafe {
+        sys::cuTensorMapEncodeTiled(
+            map.as_mut_ptr(),
+            T::DATA_TYPE,
+            2,
+            p.engine().0 as *mut std::ffi::c_void,
+            dims.as_ptr(),
+            strides.as_ptr(),
+            boxd.as_ptr(),
+            estr.as_ptr(),
+            sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+            mode.code(),
+            sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+            sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        )
+    };
+    if r != sys::CUresult::CUDA_SUCCESS {
+        return bad(format!("cuTensorMapEncodeTiled refused it ({r:?})"));
+    }
+    // SAFETY: written by the successful call
+    let map = unsafe { map.assume_init() };
+    let buf = g.upload_words(&map.opaque)?;
+    Ok(TensorMap {
+        buf,
+        shape: [rows, cols],
+        boxed,
+        mode,
+    })
+}
