@@ -680,24 +680,26 @@ pub fn bench(a: BenchArgs) -> ExitCode {
         };
         for mnk in sizes {
             match gemm::bench_gemm::<bf16, bf16>(&g, mnk, r, &mut rng) {
-                Ok((t, blas)) => {
-                    let _ = show(Ok(t.clone()));
-                    let mut vs = vec![];
-                    if let Ok(p) = &peak {
-                        vs.push(format!(
-                            "{:.1}% of the mma.sync ceiling",
-                            100.0 * t.tflops / p
-                        ));
-                    }
-                    match blas {
-                        Some(Ok(b)) => {
-                            let _ = show(Ok(b.clone()));
-                            vs.push(format!("{:.1}% of cuBLAS", 100.0 * t.tflops / b.tflops));
+                Ok(b) => {
+                    let blas = match &b.blas {
+                        Some(Ok(t)) => Some(t.tflops),
+                        _ => None,
+                    };
+                    let mut rows = vec![Ok(b.ours)];
+                    rows.extend(b.tma);
+                    rows.extend(b.blas);
+                    for t in rows {
+                        if let Ok(t) = show(t) {
+                            let mut vs = vec![];
+                            if let Ok(p) = &peak {
+                                vs.push(format!("{:.1}% of the mma.sync ceiling", 100.0 * t / p));
+                            }
+                            if let Some(c) = blas {
+                                vs.push(format!("{:.1}% of cuBLAS", 100.0 * t / c));
+                            }
+                            println!("{:<36} {}", "", vs.join(", "));
                         }
-                        Some(Err(e)) => println!("error: cuBLAS: {e}"),
-                        None => vs.push("no cuBLAS to compare".into()),
                     }
-                    println!("{:<36} {}", "", vs.join(", "));
                 }
                 Err(e) => {
                     let _ = show(Err(e));

@@ -409,6 +409,27 @@ impl<A: layout_core::Engine, C: layout_core::Engine> GemmParams<A, C> {
     }
 }
 
+/// The parameters of `gemm_tma` (sm_90): tensor maps of A and B in global memory, then
+/// [`GemmParams`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct GemmTmaParams<A, C> {
+    /// A's tensor map: boxes of `BM x BK`, 128-byte swizzle.
+    pub a_map: *const u8,
+    /// B's tensor map: boxes of `BN x BK`, 128-byte swizzle.
+    pub b_map: *const u8,
+    /// The GEMM.
+    pub g: GemmParams<A, C>,
+}
+
+/// Shared memory of `gemm_tma`: the stages (the accumulators reuse them), 1024 bytes to align
+/// them for the 128-byte swizzle, a barrier per stage.
+pub const TMA_SMEM_BYTES: i64 = SMEM_BYTES + 1024 + 8 * STAGES;
+const _: () = assert!(
+    BK * 2 == 128 && STAGE_BYTES % 1024 == 0 && (2 * A_ELEMS) % 1024 == 0,
+    "the copy engine's 128-byte swizzle is the stages' (rows of BK = 64 16-bit elements), each box 1024-aligned"
+);
+
 /// The block tile `(bm, bn)` of linear block `b`: column-major in groups of [`GROUP_M`] block
 /// rows, so that blocks running together share the tiles of B they read.
 pub const fn raster(b: i64, tiles_m: i64, tiles_n: i64) -> [i64; 2] {
@@ -442,15 +463,16 @@ impl GemmIn for half::f16 {
 }
 
 #[cfg(target_arch = "nvptx64")]
-pub use dev::gemm;
+pub use dev::{gemm, gemm_tma};
 
 #[cfg(target_arch = "nvptx64")]
 mod dev {
     use super::*;
     use crate::device::{
         block_x, cp_async_16_zfill, cp_async_commit, cp_async_wait, dynamic_smem, ld_shared_v4,
-        ldmatrix_x4, mma_16x8x16, smem_addr, st_shared_v2, st_shared_v4, sync_threads, thread_x,
-        trap,
+        ldmatrix_x4, mbarrier_arrive_expect_tx, mbarrier_init, mbarrier_wait, mma_16x8x16,
+        smem_addr, st_shared_v2, st_shared_v4, sync_threads, tensormap_acquire, thread_x,
+        tma_load_2d, trap,
     };
     use crate::mem::{Gmem, Mem, V4};
     use layout_core::make_coord_tensor;
@@ -577,7 +599,19 @@ mod dev {
     /// How a stage is filled: `load(kt, s)` starts k-tile `kt` of A's and B's block tiles into
     /// the stage at `s`.
     trait Load {
-        unsafe fn load(&self, kt: i64, s: u32);
+        /// Starts k-tile `kt` into stage `si` (at shared address `s`).
+        unsafe fn load(&self, kt: i64, si: i64, s: u32);
+        /// Ends the loads of one k-tile (cp.async: a commit group).
+        #[inline(always)]
+        unsafe fn commit(&self) {
+            cp_async_commit()
+        }
+        /// Waits until k-tile `kt` (in stage `si`) has landed, as far as this thread's part goes
+        /// (a block barrier follows). cp.async: all but the `STAGES - 2` newest groups.
+        #[inline(always)]
+        unsafe fn wait(&self, _kt: i64, _si: i64) {
+            cp_async_wait::<{ (STAGES - 2) as u32 }>()
+        }
     }
     /// Both operands by 16-byte chunks.
     struct FastPair {
@@ -587,7 +621,7 @@ mod dev {
     }
     impl Load for FastPair {
         #[inline(always)]
-        unsafe fn load(&self, kt: i64, s: u32) {
+        unsafe fn load(&self, kt: i64, _si: i64, s: u32) {
             self.a.issue(kt as i32, self.k, s);
             self.b.issue(kt as i32, self.k, s + (2 * A_ELEMS) as u32);
         }
@@ -599,7 +633,7 @@ mod dev {
     }
     impl<I: GemmIn, O: Copy> Load for Slow<'_, I, O> {
         #[inline(always)]
-        unsafe fn load(&self, kt: i64, s: u32) {
+        unsafe fn load(&self, kt: i64, _si: i64, s: u32) {
             let (p, [bm, bn]) = (self.p, self.blk);
             load_stage::<I, CHUNKS_A>(&LOAD_A, &p.a, bm, kt, s);
             load_stage::<I, CHUNKS_B>(&LOAD_B, &p.b, bn, kt, s + (2 * A_ELEMS) as u32);
@@ -621,12 +655,12 @@ mod dev {
         let mut kt = 0;
         while kt < STAGES - 1 {
             if kt < ktiles {
-                load.load(kt, stage(kt));
+                load.load(kt, kt, stage(kt));
             }
-            cp_async_commit();
+            load.commit();
             kt += 1;
         }
-        cp_async_wait::<{ (STAGES - 2) as u32 }>();
+        load.wait(0, 0);
         sync_threads();
         let (mut read, mut write) = (0, STAGES - 1);
         let mut frag = [fragments(stage(0), offs, 0); 2];
@@ -634,17 +668,19 @@ mod dev {
         while kt < ktiles {
             unroll4!(ks => if ks < K_STEPS {
                 if ks == K_STEPS - 1 {
-                    cp_async_wait::<{ (STAGES - 2) as u32 }>();
-                    sync_threads();
                     read = if read == STAGES - 1 { 0 } else { read + 1 };
+                    if kt + 1 < ktiles {
+                        load.wait(kt + 1, read);
+                    }
+                    sync_threads();
                 }
                 let next = ((ks + 1) % K_STEPS) as usize;
                 frag[((ks + 1) % 2) as usize] = fragments(stage(read), offs, next);
                 if ks == 0 {
                     if kt + STAGES - 1 < ktiles {
-                        load.load(kt + STAGES - 1, stage(write));
+                        load.load(kt + STAGES - 1, write, stage(write));
                     }
-                    cp_async_commit();
+                    load.commit();
                     write = if write == STAGES - 1 { 0 } else { write + 1 };
                 }
                 let (a, b) = &frag[(ks % 2) as usize];
@@ -672,36 +708,41 @@ mod dev {
     #[inline(always)]
     pub unsafe fn gemm<I: GemmIn, O: Elem>(p: GemmParams<Gmem<I>, Gmem<O>>) {
         let Ok([m, n, k]) = p.mnk() else { trap() };
-        let tid = thread_x();
         let [bm, bn] = raster(block_x(), (m + BM - 1) / BM, (n + BN - 1) / BN);
         let s0 = smem_addr(dynamic_smem::<u8>());
-        let (ca, cb) = (chunked(&p.a), chunked(&p.b));
-        let ktiles = (k + BK - 1) / BK;
-
-        let [a_off, b_off] = ldsm_offsets(tid);
-        let offs = LdsmOffsets {
-            a: a_off as u32,
-            b: b_off as u32,
-        };
-        let acc = if ca && cb {
+        if chunked(&p.a) && chunked(&p.b) {
             let fast = FastPair {
                 a: Fast::new(&LOAD_A, &p.a, bm),
                 b: Fast::new(&LOAD_B, &p.b, bn),
                 k: k as i32,
             };
-            mainloop::<I, _>(ktiles, s0, &offs, &fast)
+            tile(&p, [bm, bn], s0, &fast)
         } else {
-            mainloop::<I, _>(
-                ktiles,
-                s0,
-                &offs,
-                &Slow {
-                    p: &p,
-                    blk: [bm, bn],
-                },
-            )
-        };
+            let slow = Slow {
+                p: &p,
+                blk: [bm, bn],
+            };
+            tile(&p, [bm, bn], s0, &slow)
+        }
+    }
 
+    /// Block tile `blk` of C: the main loop filling the stages at `s0` by `load`, then the
+    /// epilogue.
+    #[inline(always)]
+    unsafe fn tile<I: GemmIn, O: Elem, L: Load>(
+        p: &GemmParams<Gmem<I>, Gmem<O>>,
+        blk: [i64; 2],
+        s0: u32,
+        load: &L,
+    ) {
+        let tid = thread_x();
+        let ktiles = (p.a.shape()[1] + BK - 1) / BK;
+        let [a_off, b_off] = ldsm_offsets(tid);
+        let offs = LdsmOffsets {
+            a: a_off as u32,
+            b: b_off as u32,
+        };
+        let acc = mainloop::<I, _>(ktiles, s0, &offs, load);
         // the accumulators, times alpha, into the f32 tile in shared memory
         let tc = C_PLAN.thread(tid);
         unroll8!(j => unroll4!(i => {
@@ -714,7 +755,75 @@ mod dev {
             });
         }));
         sync_threads();
-        epilogue::<O>(&p, [bm, bn], s0);
+        epilogue::<O>(p, blk, s0);
+    }
+
+    /// Both operands by the copy engine (sm_90): thread 0 arms stage `si`'s barrier with the
+    /// stage's bytes and issues one box of A and one of B into it; every thread waits for the
+    /// barrier's phase of that use of the stage. The boxes land swizzled by the 128-byte mode,
+    /// which is [`SW`] (checked on the host: `TmaSwizzle::B128.swizzle(2)`).
+    struct TmaPair {
+        a: *const u8,
+        b: *const u8,
+        blk: [i64; 2],
+        bars: u32,
+    }
+    impl Load for TmaPair {
+        #[inline(always)]
+        unsafe fn load(&self, kt: i64, si: i64, s: u32) {
+            if thread_x() == 0 {
+                let bar = self.bars + 8 * si as u32;
+                mbarrier_arrive_expect_tx(bar, STAGE_BYTES as u32);
+                let k0 = (kt * BK) as i32;
+                tma_load_2d(s, self.a, k0, (self.blk[0] * BM) as i32, bar);
+                tma_load_2d(
+                    s + (2 * A_ELEMS) as u32,
+                    self.b,
+                    k0,
+                    (self.blk[1] * BN) as i32,
+                    bar,
+                );
+            }
+        }
+        #[inline(always)]
+        unsafe fn commit(&self) {}
+        #[inline(always)]
+        unsafe fn wait(&self, kt: i64, si: i64) {
+            mbarrier_wait(self.bars + 8 * si as u32, ((kt / STAGES) & 1) as u32)
+        }
+    }
+
+    /// `gemm_sm80`'s partitioning and MMAs with the stages filled by the copy engine (sm_90):
+    /// one block per tile, the stages 1024-byte aligned, one `mbarrier` per stage after them.
+    ///
+    /// # Safety
+    /// As [`gemm`], with `t.a_map` and `t.b_map` tensor maps of `t.g.a` and `t.g.b` (boxes
+    /// `BM x BK` and `BN x BK`, 128-byte swizzle) and [`TMA_SMEM_BYTES`] of shared memory.
+    #[inline(always)]
+    pub unsafe fn gemm_tma<I: GemmIn, O: Elem>(t: GemmTmaParams<Gmem<I>, Gmem<O>>) {
+        let p = t.g;
+        let Ok([m, n, _]) = p.mnk() else { trap() };
+        let blk = raster(block_x(), (m + BM - 1) / BM, (n + BN - 1) / BN);
+        let base = smem_addr(dynamic_smem::<u8>());
+        let s0 = (base + 1023) & !1023;
+        let bars = s0 + (STAGES * STAGE_BYTES) as u32;
+        if thread_x() == 0 {
+            let mut s = 0;
+            while s < STAGES {
+                mbarrier_init(bars + 8 * s as u32, 1);
+                s += 1;
+            }
+            tensormap_acquire(t.a_map);
+            tensormap_acquire(t.b_map);
+        }
+        sync_threads();
+        let load = TmaPair {
+            a: t.a_map,
+            b: t.b_map,
+            blk,
+            bars,
+        };
+        tile(&p, blk, s0, &load)
     }
 
     /// The f32 tile in shared memory (`alpha A B^T`) plus `beta C` into C's tile `(bm, bn)`.

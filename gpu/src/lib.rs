@@ -186,31 +186,39 @@ pub const PEAK_KERNELS: &[ctx::KernelInfo] = &[
     },
 ];
 
-/// The copy engine's tiled copy ([`tma`]), `sm_90` and newer only.
-#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90"))]
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn tma_copy_f32(p: tma::TmaCopyParams<mem::Gmem<f32>>) {
-    tma::tma_copy::<f32>(p)
+/// Declares the entry points that need `sm_90` (the copy engine), `name => function::<types>
+/// (params)`: each an `extern "ptx-kernel"` function in sm_90 (and newer) PTX only, and a line of
+/// [`SM90_KERNELS`].
+macro_rules! sm90_kernels {
+    ($($name:ident => $($f:ident)::+ [$($t:ty),*] ($p:ty)),* $(,)?) => {
+        $(
+            #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90"))]
+            #[no_mangle]
+            #[doc = concat!("`", stringify!($($f)::+), "` (sm_90).")]
+            pub unsafe extern "ptx-kernel" fn $name(p: $p) {
+                $($f)::+::<$($t),*>(p)
+            }
+        )*
+        /// The entry points that need `sm_90` (the copy engine): in the PTX of sm_90 and newer
+        /// only.
+        pub const SM90_KERNELS: &[ctx::KernelInfo] = &[$(
+            ctx::KernelInfo {
+                name: stringify!($name),
+                param_bytes: core::mem::size_of::<$p>(),
+                collectives: &[],
+            },
+        )*];
+    };
 }
-/// See [`tma_copy_f32`].
-#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90"))]
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn tma_copy_bf16(p: tma::TmaCopyParams<mem::Gmem<bf16>>) {
-    tma::tma_copy::<bf16>(p)
+
+sm90_kernels! {
+    tma_copy_f32 => tma::tma_copy [f32] (tma::TmaCopyParams<mem::Gmem<f32>>),
+    tma_copy_bf16 => tma::tma_copy [bf16] (tma::TmaCopyParams<mem::Gmem<bf16>>),
+    gemm_tma_bf16_bf16 => gemm::gemm_tma [bf16, bf16] (gemm::GemmTmaParams<mem::Gmem<bf16>, mem::Gmem<bf16>>),
+    gemm_tma_bf16_f32 => gemm::gemm_tma [bf16, f32] (gemm::GemmTmaParams<mem::Gmem<bf16>, mem::Gmem<f32>>),
+    gemm_tma_f16_f16 => gemm::gemm_tma [f16, f16] (gemm::GemmTmaParams<mem::Gmem<f16>, mem::Gmem<f16>>),
+    gemm_tma_f16_f32 => gemm::gemm_tma [f16, f32] (gemm::GemmTmaParams<mem::Gmem<f16>, mem::Gmem<f32>>),
 }
-/// The entry points that need `sm_90` (the copy engine): in the PTX of `sm_90` and newer only.
-pub const SM90_KERNELS: &[ctx::KernelInfo] = &[
-    ctx::KernelInfo {
-        name: "tma_copy_f32",
-        param_bytes: core::mem::size_of::<tma::TmaCopyParams<mem::Gmem<f32>>>(),
-        collectives: &[],
-    },
-    ctx::KernelInfo {
-        name: "tma_copy_bf16",
-        param_bytes: core::mem::size_of::<tma::TmaCopyParams<mem::Gmem<bf16>>>(),
-        collectives: &[],
-    },
-];
 
 /// Every entry point of every arch's PTX: [`KERNELS`], [`GEMM_KERNELS`], [`PEAK_KERNELS`]
 /// ([`SM90_KERNELS`] only where the arch has them).

@@ -23,7 +23,7 @@ use crate::gpu::{row_major, DeviceTensor, Gpu, GpuError, Result};
 use crate::jobs::Verdict;
 
 /// An input type of the GEMM (`bf16`, `f16`).
-pub trait GemmIn: BlasElem + tessel_gpu::gemm::GemmIn {}
+pub trait GemmIn: BlasElem + tessel_gpu::gemm::GemmIn + crate::tma::TmaElem {}
 impl GemmIn for bf16 {}
 impl GemmIn for f16 {}
 
@@ -142,6 +142,18 @@ where
         chk.ok(),
         format!("GPU vs the f64 reference ({which}): {chk}"),
     );
+    // the stages filled by the copy engine (sm_90; rows of a multiple of 16 bytes)
+    if g.arch().starts_with("sm_9") && k % 8 == 0 {
+        let tma = device_gemm(g, &x, mnk, |a, b, c| {
+            let maps = crate::tma::GemmMaps::new(g, a, b)?;
+            g.gemm_tma(&maps, a, b, c, x.alpha, x.beta)
+        })?;
+        let chk = blas::check_gemm(&take_rows(&tma, n, &rows), &want, &tol, n);
+        say(
+            chk.ok(),
+            format!("gemm_tma (TMA loads) vs the f64 reference ({which}): {chk}"),
+        );
+    }
     // the other majors (A M-major, B N-major: the element loads) on the same inputs
     if m * n * k <= HOST_EXECUTION && r == m {
         let t = |v: &[I], rows: usize| -> Vec<I> {
@@ -272,39 +284,46 @@ impl GemmTiming {
     }
 }
 
-/// Times `gemm_<I>_<O>` and cuBLAS (when it loads) at `m x n x k` (`beta` 0) on the same random
-/// inputs, one after the other in the same run.
+/// One size's timings: `gemm_sm80`, its TMA variant (sm_90), cuBLAS (when it loads).
+#[derive(Debug)]
+pub struct GemmBench {
+    /// `gemm_<I>_<O>`.
+    pub ours: GemmTiming,
+    /// `gemm_tma_<I>_<O>`, on sm_90 and newer.
+    pub tma: Option<Result<GemmTiming>>,
+    /// cuBLAS on the same inputs.
+    pub blas: Option<Result<GemmTiming>>,
+}
+
+/// Times `gemm_<I>_<O>`, `gemm_tma_<I>_<O>` and cuBLAS at `m x n x k` (`beta` 0) on the same
+/// random inputs, one after the other in the same run.
 pub fn bench_gemm<I: GemmIn, O: GemmOut + blas::GemmOut<I>>(
     g: &Gpu,
     [m, n, k]: [usize; 3],
     reps: usize,
     rng: &mut Rng,
-) -> Result<(GemmTiming, Option<Result<GemmTiming>>)> {
+) -> Result<GemmBench> {
     let da = g.upload(&rng.fill::<I>(m * k), row_major(m as i64, k as i64)?)?;
     let db = g.upload(&rng.fill::<I>(n * k), row_major(n as i64, k as i64)?)?;
     let mut dc: DeviceTensor<O> = g.filled(row_major(m as i64, n as i64)?, O::poison())?;
     let flops = 2.0 * (m * n * k) as f64;
+    let what = |who: &str| format!("{who}_{}_{} {m}x{n}x{k}", I::NAME, O::NAME);
     let (ms, _) = g.time(5, reps, || g.gemm(&da, &db, &mut dc, 1.0, 0.0))?;
-    let ours = GemmTiming::of(
-        format!("gemm_{}_{} {m}x{n}x{k}", I::NAME, O::NAME),
-        &ms,
-        flops,
-    );
-    let theirs = match Blas::new(g) {
+    let ours = GemmTiming::of(what("gemm"), &ms, flops);
+    let tma = g.arch().starts_with("sm_9").then(|| {
+        let maps = crate::tma::GemmMaps::new(g, &da, &db)?;
+        g.time(5, reps, || g.gemm_tma(&maps, &da, &db, &mut dc, 1.0, 0.0))
+            .map(|(ms, _)| GemmTiming::of(what("gemm_tma"), &ms, flops))
+    });
+    let blas = match Blas::new(g) {
         Ok(blas) => Some(
             g.time(5, reps, || blas.gemm_tn(&da, &db, &mut dc, 1.0, 0.0))
-                .map(|(ms, _)| {
-                    GemmTiming::of(
-                        format!("cuBLAS {}->{} {m}x{n}x{k}", I::NAME, O::NAME),
-                        &ms,
-                        flops,
-                    )
-                }),
+                .map(|(ms, _)| GemmTiming::of(what("cublas"), &ms, flops)),
         ),
         Err(GpuError::NoBlas(_)) => None,
         Err(e) => Some(Err(e)),
     };
-    Ok((ours, theirs))
+    Ok(GemmBench { ours, tma, blas })
 }
 
 /// The `mma.sync.m16n8k16` ceiling: `mma_peak_<I>` over `per_sm` blocks of 8 warps per SM, in

@@ -473,6 +473,51 @@ impl Gpu {
         self.launch_entry(&name, g, p)
     }
 
+    /// [`Gpu::gemm`] with the stages filled by the copy engine (`gemm_tma_<I>_<O>`, sm_90):
+    /// `maps` of `a` and `b` ([`crate::tma::GemmMaps::new`]), `c` as for [`Gpu::gemm`].
+    pub fn gemm_tma<I: crate::tma::TmaElem + tessel_gpu::gemm::GemmIn, O: Elem>(
+        &self,
+        maps: &crate::tma::GemmMaps,
+        a: &DeviceTensor<I>,
+        b: &DeviceTensor<I>,
+        c: &mut DeviceTensor<O>,
+        alpha: f32,
+        beta: f32,
+    ) -> Result<()> {
+        use tessel_gpu::gemm;
+        let name = format!("gemm_tma_{}_{}", I::NAME, O::NAME);
+        if !maps.of(a, b)? {
+            return Err(GpuError::Invalid(format!(
+                "{name}: the tensor maps were not built from these a and b"
+            )));
+        }
+        let p = gemm::GemmTmaParams {
+            a_map: maps.a.ptr(),
+            b_map: maps.b.ptr(),
+            g: gemm::GemmParams {
+                a: a.param("a")?,
+                b: b.param("b")?,
+                c: c.param("c")?,
+                alpha,
+                beta,
+            },
+        };
+        p.g.mnk()
+            .map_err(|why| GpuError::Invalid(format!("{name}: {why}")))?;
+        let g = Geometry {
+            grid: [p.g.blocks(), 1],
+            threads: gemm::THREADS,
+            smem_bytes: gemm::TMA_SMEM_BYTES,
+        };
+        if g.smem_bytes > self.rmsnorm_smem || g.grid[0] > i64::from(i32::MAX) {
+            return Err(GpuError::Invalid(format!(
+                "{name}: {} bytes of shared memory ({} allowed), {} blocks",
+                g.smem_bytes, self.rmsnorm_smem, g.grid[0]
+            )));
+        }
+        self.launch_entry(&name, g, p)
+    }
+
     /// The `mma.sync` ceiling microbenchmark (`mma_peak_<I>`): `blocks` blocks of `iters`
     /// rounds; returns the floating-point operations it does.
     pub fn mma_peak<I: Elem>(

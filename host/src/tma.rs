@@ -97,6 +97,8 @@ pub struct TensorMap {
     pub boxed: [i64; 2],
     /// The swizzle mode.
     pub mode: TmaSwizzle,
+    /// The device address of the tensor's origin.
+    pub origin: u64,
 }
 
 impl TensorMap {
@@ -193,5 +195,52 @@ pub fn encode_2d<T: TmaElem>(
         shape: [rows, cols],
         boxed,
         mode,
+        origin: p.engine().0 as u64,
     })
+}
+
+/// The tensor maps of a GEMM's A and B for `gemm_tma` ([`Gpu::gemm_tma`]): boxes of `BM x BK`
+/// and `BN x BK`, the 128-byte swizzle (the kernel's stages).
+#[derive(Debug)]
+pub struct GemmMaps {
+    /// A's.
+    pub a: TensorMap,
+    /// B's.
+    pub b: TensorMap,
+}
+
+impl GemmMaps {
+    /// The maps of `a` (`M x K`) and `b` (`N x K`), both K-major with rows of a multiple of 16
+    /// bytes (`Err` names what is not).
+    pub fn new<I: TmaElem>(g: &Gpu, a: &DeviceTensor<I>, b: &DeviceTensor<I>) -> Result<Self> {
+        use tessel_gpu::gemm::{BK, BM, BN};
+        Ok(GemmMaps {
+            a: encode_2d(g, a, [BM, BK], TmaSwizzle::B128)?,
+            b: encode_2d(g, b, [BN, BK], TmaSwizzle::B128)?,
+        })
+    }
+    /// Were they built from `a` and `b`?
+    pub fn of<I: Elem>(&self, a: &DeviceTensor<I>, b: &DeviceTensor<I>) -> Result<bool> {
+        let (pa, pb) = (a.param::<2>("a")?, b.param::<2>("b")?);
+        Ok(self.a.origin == pa.engine().0 as u64
+            && self.b.origin == pb.engine().0 as u64
+            && self.a.shape == pa.shape()
+            && self.b.shape == pb.shape())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TmaSwizzle;
+
+    /// The 128-byte mode of 16-bit elements is the GEMM's stage swizzle: the copy engine fills
+    /// the stages exactly as the cp.async path lays them out.
+    #[test]
+    fn the_gemm_stages_are_the_128_byte_mode() {
+        assert_eq!(TmaSwizzle::B128.swizzle(2).unwrap(), tessel_gpu::gemm::SW);
+        assert_eq!(TmaSwizzle::B128.swizzle(2).unwrap().params(), (3, 3, 3));
+        assert_eq!(TmaSwizzle::B64.swizzle(4).unwrap().params(), (2, 2, 3));
+        assert_eq!(TmaSwizzle::None.swizzle(2).unwrap().apply(77), 77);
+        assert!(TmaSwizzle::B32.swizzle(3).is_err());
+    }
 }
