@@ -64,6 +64,14 @@ pub enum Value {
     CopyAtom(CopyAtom),
     /// A tiled copy of a copy atom (`make_tiled_copy_A/B/C`).
     AtomCopy(AtomTiledCopy),
+    /// A Hopper GMMA atom with its instruction (`gmma_atom(NAME)`).
+    Gmma(GmmaAtom),
+    /// `K` or `MN`: which mode of a GMMA operand tile is contiguous.
+    Major(GmmaMajor),
+    /// A wgmma shared-memory matrix descriptor (`gmma_desc`).
+    Desc(GmmaDescriptor),
+    /// A hardware swizzle mode (`swizzle_mode`).
+    Mode(SwizzleMode),
 }
 
 impl fmt::Display for Value {
@@ -141,6 +149,39 @@ impl fmt::Display for Value {
                 c.tile[1],
                 c.layout_tv,
                 Value::CopyAtom(c.atom)
+            ),
+            Value::Gmma(g) => write!(
+                f,
+                "GMMA_Atom({}, {}, {}, shape_mnk ({},{},{}), ThrID {}, ALayout {}, BLayout {}, CLayout {})",
+                g.mma.name,
+                g.ptx,
+                match g.source {
+                    GmmaSource::SS => "A and B from shared memory (descriptors)",
+                    GmmaSource::RS => "A from registers, B from shared memory (descriptor)",
+                },
+                g.mma.shape_mnk[0],
+                g.mma.shape_mnk[1],
+                g.mma.shape_mnk[2],
+                g.mma.thr_id,
+                g.mma.a,
+                g.mma.b,
+                g.mma.c
+            ),
+            Value::Major(m) => f.write_str(m.name()),
+            Value::Desc(d) => write!(f, "{d}"),
+            Value::Mode(m) => write!(
+                f,
+                "{} (TMA {} = {}, GMMA layout type {} = {})",
+                match m {
+                    SwizzleMode::None => "no swizzle",
+                    SwizzleMode::B32 => "32-byte swizzle",
+                    SwizzleMode::B64 => "64-byte swizzle",
+                    SwizzleMode::B128 => "128-byte swizzle",
+                },
+                m.tma_name(),
+                m.tma_code(),
+                m.name(),
+                m.gmma_layout_type()
             ),
         }
     }
@@ -336,6 +377,11 @@ impl Parser<'_> {
             }
         }
         if !matches!(self.peek(), Some(b'(' | b'<')) {
+            match name.as_str() {
+                "K" => return Ok(Value::Major(GmmaMajor::K)),
+                "MN" => return Ok(Value::Major(GmmaMajor::MN)),
+                _ => {}
+            }
             if let Some(t) = CopyTraits::by_name(&name) {
                 return CopyAtom::new(&t, 16).map(Value::CopyAtom).map_err(err);
             }
@@ -593,6 +639,41 @@ pub fn apply(name: &str, targ: Option<i64>, args: &[Value]) -> R<Value> {
         "mma_atom" => {
             arity(name, args, 1, 1)?;
             Ok(Value::Atom(to_atom(&args[0])?))
+        }
+        "gmma_atom" => {
+            arity(name, args, 1, 1)?;
+            let a = to_atom(&args[0])?;
+            GmmaAtom::by_name(a.name)
+                .map(Value::Gmma)
+                .ok_or_else(|| format!("{} is not a GMMA (wgmma) atom", a.name))
+        }
+        "gmma_desc" => {
+            arity(name, args, 2, 4)?;
+            let smem = match &args[0] {
+                Composed(c) => *c,
+                v => ComposedLayout::new(Swizzle::new(0, 0, 0).map_err(err)?, to_layout(v)?)
+                    .map_err(err)?,
+            };
+            let major = match &args[1] {
+                Value::Major(m) => *m,
+                other => return Err(format!("expected K or MN, found {other}")),
+            };
+            let bits = args.get(2).map(to_int).transpose()?.unwrap_or(16);
+            let kb = args.get(3).map(to_int).transpose()?.unwrap_or(0);
+            make_gmma_desc_k(&smem, bits, major, kb)
+                .map(Value::Desc)
+                .map_err(err)
+        }
+        "swizzle_mode" => {
+            arity(name, args, 1, 2)?;
+            let sw = match &args[0] {
+                Composed(c) => c.swizzle(),
+                other => return Err(format!("expected a swizzled layout, found {other}")),
+            };
+            let bits = args.get(1).map(to_int).transpose()?.unwrap_or(16);
+            SwizzleMode::from_swizzle(&sw, bits)
+                .map(Value::Mode)
+                .map_err(err)
         }
         "make_tiled_mma" => {
             arity(name, args, 1, 3)?;

@@ -59,6 +59,32 @@ pub enum LayoutError {
     /// onto the `size` elements of its tile; `reached` is how far from 0 its image is compact
     /// (`size(right_inverse(TV))`).
     NotBijective { size: i64, reached: i64 },
+    /// A shared-memory layout that no wgmma matrix descriptor describes; `what` says which
+    /// condition of the canonical GMMA layouts fails.
+    NotGmmaLayout { what: &'static str },
+    /// The descriptor computed for a layout would read element `(m, k)` of the block from
+    /// element offset `descriptor`, where the layout has it at `layout`.
+    GmmaMismatch {
+        m: i64,
+        k: i64,
+        layout: i64,
+        descriptor: i64,
+    },
+    /// `Sw<bits,base,shift>` over elements of `elem_bits` bits is none of the hardware's
+    /// swizzles (`Sw<0..=3,4,3>` on byte addresses; `base` is -1 when the width itself is
+    /// unsupported).
+    UnsupportedSwizzle {
+        bits: i64,
+        base: i64,
+        shift: i64,
+        elem_bits: i64,
+    },
+    /// A TMA swizzle code (`CUtensorMapSwizzle`) and a GMMA descriptor layout type that name
+    /// different swizzles.
+    SwizzleMismatch { tma: i64, gmma: i64 },
+    /// A swizzle code outside its enum (`gmma`: of the descriptor's layout type, else of
+    /// `CUtensorMapSwizzle`; 0 to 3 are known).
+    UnknownSwizzleCode { code: i64, gmma: bool },
 }
 
 impl LayoutError {
@@ -79,6 +105,17 @@ impl LayoutError {
             Self::NotBijective { .. } => {
                 "a thread-value layout must be a bijection onto its tile's elements"
             }
+            Self::NotGmmaLayout { .. } => "not a canonical GMMA shared-memory layout",
+            Self::GmmaMismatch { .. } => {
+                "the GMMA descriptor would read an element from elsewhere than the layout puts it"
+            }
+            Self::UnsupportedSwizzle { .. } => {
+                "not a hardware swizzle (Sw<B,4,3> on bytes, B = 0..3, for TMA and wgmma)"
+            }
+            Self::SwizzleMismatch { .. } => {
+                "the TMA swizzle and the GMMA descriptor's layout type disagree"
+            }
+            Self::UnknownSwizzleCode { .. } => "unknown swizzle code",
             Self::Overflow => "integer overflow",
             Self::RankMismatch { .. } => "ranks do not match",
             Self::ProfileMismatch => "tuples are not congruent",
@@ -144,6 +181,70 @@ impl fmt::Display for LayoutError {
                  image (from 0, without gaps) has {reached}"
             ),
             Self::Parse { at, what } => write!(f, "cannot parse at byte {at}: {what}"),
+            Self::NotGmmaLayout { what } => {
+                write!(f, "not a canonical GMMA shared-memory layout: {what}")
+            }
+            Self::GmmaMismatch {
+                m,
+                k,
+                layout,
+                descriptor,
+            } => write!(
+                f,
+                "not a canonical GMMA shared-memory layout: element (m {m}, k {k}) of the block is \
+                 at offset {layout}, the descriptor's canonical layout reads it from {descriptor}"
+            ),
+            Self::UnsupportedSwizzle {
+                bits,
+                base,
+                shift,
+                elem_bits,
+            } => {
+                if base < 0 {
+                    write!(
+                        f,
+                        "no hardware swizzle over {elem_bits}-bit elements (a power of two from \
+                         1 to 128 bits is needed)"
+                    )
+                } else {
+                    write!(
+                        f,
+                        "Sw<{bits},{base},{shift}> over {elem_bits}-bit elements is not a hardware \
+                         swizzle (TMA and wgmma swizzle Sw<B,4,3> in bytes, B = 0..3: \
+                         Sw<B,M,3> with M = 7 - log2({elem_bits}) in elements)"
+                    )
+                }
+            }
+            Self::SwizzleMismatch { tma, gmma } => {
+                let t = crate::gmma::SwizzleMode::from_tma_code(tma);
+                let g = crate::gmma::SwizzleMode::from_gmma_layout_type(gmma);
+                match (t, g) {
+                    (Ok(t), Ok(g)) => write!(
+                        f,
+                        "the TMA swizzle {} (code {tma}) and the GMMA layout type {} (code {gmma}) \
+                         disagree: {} bytes written, {} bytes read",
+                        t.tma_name(),
+                        g.name(),
+                        t.row_bytes(),
+                        g.row_bytes()
+                    ),
+                    _ => write!(f, "TMA swizzle code {tma} and GMMA layout type {gmma} disagree"),
+                }
+            }
+            Self::UnknownSwizzleCode { code, gmma } => {
+                if gmma {
+                    write!(
+                        f,
+                        "unknown GMMA layout type {code} (0 INTERLEAVE, 1 B128, 2 B64, 3 B32)"
+                    )
+                } else {
+                    write!(
+                        f,
+                        "unknown or unsupported TMA swizzle code {code} (0 NONE, 1 32B, 2 64B, \
+                         3 128B; wgmma reads no other)"
+                    )
+                }
+            }
             _ => f.write_str(c),
         }
     }

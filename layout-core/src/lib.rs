@@ -91,6 +91,17 @@ pub use mma::{
     SM80_16X8X8_F32F16F16F32_TN,
 };
 
+mod gmma;
+pub use gmma::{
+    check_swizzle_codes, gmma_ab_layout, gmma_c_layout, gmma_layout_atom, make_gmma_desc,
+    make_gmma_desc_k, GmmaAtom, GmmaDescriptor, GmmaMajor, GmmaSource, SwizzleMode, GMMA_ATOMS,
+    GMMA_A_REG_64X16, SM90_64X128X16_F32BF16BF16_RS, SM90_64X128X16_F32BF16BF16_SS,
+    SM90_64X128X16_F32F16F16_RS, SM90_64X128X16_F32F16F16_SS, SM90_64X256X16_F32BF16BF16_RS,
+    SM90_64X256X16_F32BF16BF16_SS, SM90_64X256X16_F32F16F16_RS, SM90_64X256X16_F32F16F16_SS,
+    SM90_64X64X16_F32BF16BF16_RS, SM90_64X64X16_F32BF16BF16_SS, SM90_64X64X16_F32F16F16_RS,
+    SM90_64X64X16_F32F16F16_SS,
+};
+
 mod recast;
 pub use recast::{downcast, recast_layout, upcast};
 

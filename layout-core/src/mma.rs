@@ -64,14 +64,15 @@ impl MmaType {
 }
 
 /// One MMA instruction as data: `D = A B + C` over an `M x N x K` tile, A and B "TN" (both
-/// K-major, as the PTX `mma.sync ... .row.col` reads them).
+/// K-major, as the PTX `mma.sync ... .row.col` reads them). The same struct carries a Hopper
+/// GMMA atom's layouts ([`crate::GmmaAtom::mma`]: 128 threads, A and B from shared memory).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MmaAtom {
     /// CuTe's name of the operation, e.g. `SM80_16x8x16_F32F16F16F32_TN`.
     pub name: &'static str,
     /// `(M, N, K)`.
     pub shape_mnk: [i64; 3],
-    /// The atom's threads: `32:1`, a warp.
+    /// The atom's threads: `32:1`, a warp (`128:1`, a warpgroup, for GMMA atoms).
     pub thr_id: Layout,
     /// `(thread, value) -> m + M k` in the `M x K` tile of A.
     pub a: Layout,
@@ -169,7 +170,8 @@ pub(crate) const fn str_eq(a: &str, b: &str) -> bool {
 }
 
 impl MmaAtom {
-    /// The atom named `name` (CuTe's spelling), if defined here.
+    /// The atom named `name` (CuTe's spelling), if defined here: one of [`MMA_ATOMS`] or the
+    /// `mma` of one of the GMMA atoms ([`crate::GMMA_ATOMS`]).
     pub const fn by_name(name: &str) -> Option<MmaAtom> {
         let mut i = 0;
         while i < MMA_ATOMS.len() {
@@ -178,7 +180,10 @@ impl MmaAtom {
             }
             i += 1;
         }
-        None
+        match crate::gmma::GmmaAtom::by_name(name) {
+            Some(g) => Some(g.mma),
+            None => None,
+        }
     }
     /// Threads of one atom (32).
     pub const fn threads(&self) -> i64 {
