@@ -677,7 +677,10 @@ impl Gpu {
         dst: &mut DeviceTensor<T>,
     ) -> Result<()> {
         use tessel_gpu::tma::{TmaCopyParams, SMEM_SLACK, THREADS};
-        let sw = map.mode.swizzle(std::mem::size_of::<T>() as i64)?;
+        let sw = map
+            .mode
+            .swizzle(8 * std::mem::size_of::<T>() as i64)
+            .map_err(|e| GpuError::Invalid(e.to_string()))?;
         let (b, m, s) = sw.params();
         let p = TmaCopyParams {
             map: map.ptr(),

@@ -1,72 +1,43 @@
 //! Tensor maps for the copy engine (TMA), built from tessel layouts: `cuTensorMapEncodeTiled` of a
 //! rank-2 `DeviceTensor` (rows contiguous), a box, and a swizzle mode whose shared-memory layout
-//! is a tessel `Swizzle` ([`TmaSwizzle::swizzle`]). The map goes to global memory; kernels fence
+//! is a tessel `Swizzle` (`SwizzleMode::swizzle`). The map goes to global memory; kernels fence
 //! it in (`tensormap_acquire`) before the copy engine reads it.
 
 use cudarc::driver::{sys, CudaSlice, DevicePtr};
-use layout_core::Swizzle;
 
 use crate::elem::Elem;
 use crate::gpu::{DeviceTensor, Gpu, GpuError, Result};
 
-/// The copy engine's shared-memory swizzle modes: 16-byte chunks of a row XORed with the low bits
-/// of the row index, over spans of 32, 64 or 128 bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TmaSwizzle {
-    /// The box as it is, rows packed.
-    None,
-    /// 32-byte spans.
-    B32,
-    /// 64-byte spans.
-    B64,
-    /// 128-byte spans.
-    B128,
-}
+/// The copy engine's shared-memory swizzle modes: layout-core's `SwizzleMode` (one mapping
+/// between tessel's `Swizzle`, the TMA codes and the GMMA layout types).
+pub use layout_core::SwizzleMode as TmaSwizzle;
 
-impl TmaSwizzle {
-    /// Every mode.
-    pub const ALL: [TmaSwizzle; 4] = [Self::None, Self::B32, Self::B64, Self::B128];
-    /// The span in bytes (0 for none).
-    pub const fn bytes(self) -> i64 {
-        match self {
-            Self::None => 0,
-            Self::B32 => 32,
-            Self::B64 => 64,
-            Self::B128 => 128,
-        }
-    }
-    /// `CU_TENSOR_MAP_SWIZZLE_*`.
-    pub fn code(self) -> sys::CUtensorMapSwizzle {
-        use sys::CUtensorMapSwizzle::*;
-        match self {
-            Self::None => CU_TENSOR_MAP_SWIZZLE_NONE,
-            Self::B32 => CU_TENSOR_MAP_SWIZZLE_32B,
-            Self::B64 => CU_TENSOR_MAP_SWIZZLE_64B,
-            Self::B128 => CU_TENSOR_MAP_SWIZZLE_128B,
-        }
-    }
-    /// The layout the mode gives a box of `elem_bytes`-byte elements, as a tessel swizzle over
-    /// element offsets: bits `[4, 4 + B)` of the byte address (the 16-byte chunk in a span of
-    /// `2^B` chunks) XOR bits `[7, 7 + B)` — `Sw<B, 4, 3>` in bytes, `Sw<B, 4 - log2(bytes), 3>`
-    /// in elements (128 bytes of 16-bit elements: `Sw<3,3,3>`); none is the identity `Sw<0,0,0>`.
-    pub fn swizzle(self, elem_bytes: i64) -> Result<Swizzle> {
-        let b = match self {
-            Self::None => return Swizzle::new(0, 0, 0).map_err(invalid),
-            Self::B32 => 1,
-            Self::B64 => 2,
-            Self::B128 => 3,
-        };
-        if !matches!(elem_bytes, 1 | 2 | 4 | 8 | 16) {
-            return Err(GpuError::Invalid(format!(
-                "a swizzled box needs elements of 1 to 16 bytes, a power of 2; got {elem_bytes}"
-            )));
-        }
-        Swizzle::new(b, 4 - elem_bytes.trailing_zeros() as i64, 3).map_err(invalid)
+/// Every mode.
+pub const MODES: [TmaSwizzle; 4] = [
+    TmaSwizzle::None,
+    TmaSwizzle::B32,
+    TmaSwizzle::B64,
+    TmaSwizzle::B128,
+];
+
+/// `CU_TENSOR_MAP_SWIZZLE_*` of `mode` (its `SwizzleMode::tma_code`).
+fn code(mode: TmaSwizzle) -> sys::CUtensorMapSwizzle {
+    use sys::CUtensorMapSwizzle::*;
+    match mode.tma_code() {
+        0 => CU_TENSOR_MAP_SWIZZLE_NONE,
+        1 => CU_TENSOR_MAP_SWIZZLE_32B,
+        2 => CU_TENSOR_MAP_SWIZZLE_64B,
+        _ => CU_TENSOR_MAP_SWIZZLE_128B,
     }
 }
 
-fn invalid(e: impl std::fmt::Display) -> GpuError {
-    GpuError::Invalid(e.to_string())
+/// The span in bytes a swizzled box's row may take (0 for none: any row).
+fn span(mode: TmaSwizzle) -> i64 {
+    if mode == TmaSwizzle::None {
+        0
+    } else {
+        mode.row_bytes()
+    }
 }
 
 /// An element type the copy engine moves.
@@ -153,11 +124,11 @@ pub fn encode_2d<T: TmaElem>(
             bc * bytes
         ));
     }
-    if mode != TmaSwizzle::None && bc * bytes > mode.bytes() {
+    if mode != TmaSwizzle::None && bc * bytes > span(mode) {
         return bad(format!(
             "a {}-byte swizzle takes box rows of at most {} bytes, got {}",
-            mode.bytes(),
-            mode.bytes(),
+            span(mode),
+            span(mode),
             bc * bytes
         ));
     }
@@ -179,7 +150,7 @@ pub fn encode_2d<T: TmaElem>(
             boxd.as_ptr(),
             estr.as_ptr(),
             sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
-            mode.code(),
+            code(mode),
             sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
             sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
         )
@@ -237,10 +208,12 @@ mod tests {
     /// the stages exactly as the cp.async path lays them out.
     #[test]
     fn the_gemm_stages_are_the_128_byte_mode() {
-        assert_eq!(TmaSwizzle::B128.swizzle(2).unwrap(), tessel_gpu::gemm::SW);
-        assert_eq!(TmaSwizzle::B128.swizzle(2).unwrap().params(), (3, 3, 3));
-        assert_eq!(TmaSwizzle::B64.swizzle(4).unwrap().params(), (2, 2, 3));
-        assert_eq!(TmaSwizzle::None.swizzle(2).unwrap().apply(77), 77);
-        assert!(TmaSwizzle::B32.swizzle(3).is_err());
+        assert_eq!(TmaSwizzle::B128.swizzle(16).unwrap(), tessel_gpu::gemm::SW);
+        assert_eq!(TmaSwizzle::B64.swizzle(32).unwrap().params(), (2, 2, 3));
+        assert_eq!(TmaSwizzle::None.swizzle(16).unwrap().apply(77), 77);
+        assert!(TmaSwizzle::B32.swizzle(24).is_err());
+        for (m, c) in super::MODES.iter().zip(0..) {
+            assert_eq!(super::code(*m) as i64, c);
+        }
     }
 }
