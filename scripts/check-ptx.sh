@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# The PTX check (CI runs it): builds the kernels for sm_80 and sm_90 through build.rs, assembles
+# The PTX check (CI runs it): builds the kernels for sm_80, sm_90 and sm_90a through build.rs, assembles
 # every kernel with ptxas, fails on any spill or stack frame, and writes each kernel's registers
 # to gpu/registers.txt, which it prints (with what changed since the committed file).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PTXAS=$(bash scripts/ptxas-path.sh)
 [ -x "$PTXAS" ] || { echo "check-ptx: no ptxas; run scripts/setup.sh" >&2; exit 1; }
-TESSEL_ARCH=sm_80,sm_90 cargo build --quiet --release
+TESSEL_ARCH=sm_80,sm_90,sm_90a cargo build --quiet --release
 REPORT=gpu/registers.txt
 {
   echo "# ptxas -v of every kernel ($("$PTXAS" --version | tail -1)); written by scripts/check-ptx.sh"
-  for ARCH in sm_80 sm_90; do
+  for ARCH in sm_80 sm_90 sm_90a; do
     PTX=gpu/target/$ARCH/nvptx64-nvidia-cuda/release/deps/tessel_gpu.s
     "$PTXAS" -arch="$ARCH" -v "$PTX" -o /dev/null 2>&1 | awk -v arch="$ARCH" '
       /Compiling entry function/ { gsub(/\047/, "", $7); k = $7 }
@@ -26,4 +26,4 @@ if awk 'NR > 1 && ($5 != 0 || $7 != 0) { bad = 1 } END { exit !bad }' "$REPORT";
   echo "check-ptx: a kernel spills or uses a stack frame" >&2
   exit 1
 fi
-echo "check-ptx: $(($(wc -l < "$REPORT") - 1)) kernels assemble for sm_80 and sm_90, no spills, no stack"
+echo "check-ptx: $(($(wc -l < "$REPORT") - 1)) kernels assemble for sm_80, sm_90 and sm_90a, no spills, no stack"

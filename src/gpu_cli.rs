@@ -673,6 +673,10 @@ pub fn bench(a: BenchArgs) -> ExitCode {
         let _ = show(gemm::bench_mma_peak::<f16>(&g, 8, r));
         // at the GEMM's occupancy: one block of 8 warps per SM
         let _ = show(gemm::bench_mma_peak::<bf16>(&g, 1, r));
+        // the tensor cores' own ceiling (wgmma), where the PTX has it (TESSEL_ARCH with sm_90a)
+        if let Some(t) = gemm::bench_wgmma_peak(&g, r) {
+            let _ = show(t);
+        }
         let sizes: Vec<[usize; 3]> = if a.sizes.is_empty() {
             vec![[4096; 3], [8192; 3]]
         } else {

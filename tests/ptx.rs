@@ -133,6 +133,12 @@ fn kernels_take_the_launchers_parameters() {
         // the copy engine's kernels exist in sm_90 (and newer) PTX only
         let sm90 = arch[3..5].parse::<u32>().is_ok_and(|a| a >= 90);
         let extra = tessel_gpu::SM90_KERNELS.iter().filter(|_| sm90);
+        // and the wgmma ones in sm_90a PTX only
+        let extra = extra.chain(
+            tessel_gpu::SM90A_KERNELS
+                .iter()
+                .filter(|_| *arch == "sm_90a"),
+        );
         for k in all_kernels().chain(extra) {
             let body = entry(ptx, k.name);
             let sig = &body[..body.find(')').unwrap()];

@@ -70,6 +70,7 @@ pub mod mma_peak;
 pub mod rmsnorm;
 pub mod tma;
 pub mod transpose;
+pub mod wgmma_peak;
 
 /// Declares the PTX entry points: `name => KernelType, ...`. Each becomes an
 /// `extern "ptx-kernel"` function taking the kernel's `Params` by value and running its steps
@@ -219,6 +220,19 @@ sm90_kernels! {
     gemm_tma_f16_f16 => gemm::gemm_tma [f16, f16] (gemm::GemmTmaParams<mem::Gmem<f16>, mem::Gmem<f16>>),
     gemm_tma_f16_f32 => gemm::gemm_tma [f16, f32] (gemm::GemmTmaParams<mem::Gmem<f16>, mem::Gmem<f32>>),
 }
+
+/// The wgmma ceiling microbenchmark ([`wgmma_peak`]): in `sm_90a` PTX only.
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn wgmma_peak_bf16(p: wgmma_peak::WgmmaPeakParams<mem::Gmem<f32>>) {
+    wgmma_peak::wgmma_peak(p)
+}
+/// The entry points in `sm_90a` PTX only (wgmma).
+pub const SM90A_KERNELS: &[ctx::KernelInfo] = &[ctx::KernelInfo {
+    name: "wgmma_peak_bf16",
+    param_bytes: core::mem::size_of::<wgmma_peak::WgmmaPeakParams<mem::Gmem<f32>>>(),
+    collectives: &[],
+}];
 
 /// Every entry point of every arch's PTX: [`KERNELS`], [`GEMM_KERNELS`], [`PEAK_KERNELS`]
 /// ([`SM90_KERNELS`] only where the arch has them).

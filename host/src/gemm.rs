@@ -326,6 +326,33 @@ pub fn bench_gemm<I: GemmIn, O: GemmOut + blas::GemmOut<I>>(
     Ok(GemmBench { ours, tma, blas })
 }
 
+/// The wgmma ceiling (`wgmma_peak_bf16`, sm_90a PTX): one block of three warpgroups per SM, in
+/// TFLOP/s; `None` when the loaded PTX has no wgmma (not built for `sm_90a`).
+pub fn bench_wgmma_peak(g: &Gpu, reps: usize) -> Option<Result<GemmTiming>> {
+    let blocks = i64::from(g.sms());
+    let iters = 2048;
+    let run = || -> Result<GemmTiming> {
+        let threads = blocks * tessel_gpu::wgmma_peak::THREADS;
+        let l =
+            Layout::parse(&format!("{threads}:1")).map_err(|e| GpuError::Invalid(e.to_string()))?;
+        let mut out: DeviceTensor<f32> = g.filled(l, 0.0)?;
+        let mut flops = 0.0;
+        let (ms, _) = g.time(3, reps, || {
+            flops = g.wgmma_peak(blocks, iters, &mut out)?;
+            Ok(())
+        })?;
+        Ok(GemmTiming::of(
+            format!("wgmma_peak_bf16 ({blocks} blocks x 3 warpgroups x {iters} x 4 m64n256k16)"),
+            &ms,
+            flops,
+        ))
+    };
+    match run() {
+        Err(GpuError::Invalid(e)) if e.contains("no kernel") => None,
+        r => Some(r),
+    }
+}
+
 /// The `mma.sync.m16n8k16` ceiling: `mma_peak_<I>` over `per_sm` blocks of 8 warps per SM, in
 /// TFLOP/s.
 pub fn bench_mma_peak<I: Elem>(g: &Gpu, per_sm: i64, reps: usize) -> Result<GemmTiming> {

@@ -262,6 +262,7 @@ impl Gpu {
             .filter(|(a, _)| a.runs_on(cc))
             .max_by_key(|(a, _)| *a);
         let best_arch = best.map_or(0, |(a, _)| a.sm);
+        let best_90a = best.is_some_and(|(a, _)| a.sm == 90 && a.specific);
         let Some((_, text)) = best else {
             return Err(GpuError::NoPtx {
                 arch,
@@ -290,6 +291,8 @@ impl Gpu {
         // the sm_90 kernels (the copy engine) are in the PTX of sm_90 and newer only
         let sm90 = best_arch >= 90;
         let extra = tessel_gpu::SM90_KERNELS.iter().filter(|_| sm90);
+        // and the wgmma ones in sm_90a PTX only
+        let extra = extra.chain(tessel_gpu::SM90A_KERNELS.iter().filter(|_| best_90a));
         for k in tessel_gpu::all_kernels().chain(extra).map(|k| k.name) {
             let f = module
                 .load_function(k)
@@ -516,6 +519,29 @@ impl Gpu {
             )));
         }
         self.launch_entry(&name, g, p)
+    }
+
+    /// The wgmma ceiling microbenchmark (`wgmma_peak_bf16`, sm_90a PTX only): `blocks` blocks of
+    /// three warpgroups, `iters` rounds; returns the floating-point operations it does.
+    pub fn wgmma_peak(&self, blocks: i64, iters: i64, out: &mut DeviceTensor<f32>) -> Result<f64> {
+        use tessel_gpu::wgmma_peak::{WgmmaPeakParams, SMEM_BYTES, THREADS};
+        if out.len() < (blocks * THREADS) as usize {
+            return Err(GpuError::Invalid(
+                "wgmma_peak needs one f32 per thread".into(),
+            ));
+        }
+        let p = WgmmaPeakParams {
+            out: out.param::<1>("out")?.engine(),
+            iters,
+            seed: 0x2468_ace1,
+        };
+        let g = Geometry {
+            grid: [blocks, 1],
+            threads: THREADS,
+            smem_bytes: SMEM_BYTES,
+        };
+        self.launch_entry("wgmma_peak_bf16", g, p)?;
+        Ok(p.flops(blocks))
     }
 
     /// The `mma.sync` ceiling microbenchmark (`mma_peak_<I>`): `blocks` blocks of `iters`
