@@ -1,7 +1,8 @@
 //! Builds the device crate `gpu/` to PTX with rustc's NVPTX backend and embeds it: `src/ptx.rs`
 //! includes `$OUT_DIR/ptx.rs`, a table of (arch, PTX text).
 //!
-//! - Archs: `TESSEL_ARCH` (comma-separated `sm_XX`, default `sm_90`): `sm_80` or newer (the
+//! - Archs: `TESSEL_ARCH` (comma-separated `sm_XX`, default `sm_90,sm_90a`: the wgmma kernels are
+//!   in the sm_90a PTX, which an sm_90 device loads; the rest is in both): `sm_80` or newer (the
 //!   kernels use `cp.async` and `cvt.rn.bf16x2.f32`), `sm_90a`-style arch-specific ones too; the
 //!   rules are `host/src/arch.rs`'s.
 //! - Toolchain: the pinned nightly below, with `rust-src` (`-Zbuild-std=core`); `scripts/setup.sh`
@@ -42,7 +43,7 @@ fn main() {
     if env::var("TESSEL_NO_PTX").is_ok_and(|v| v == "1") {
         println!("cargo:warning=TESSEL_NO_PTX=1: built without PTX; GPU commands will not run");
     } else {
-        let archs = env::var("TESSEL_ARCH").unwrap_or_else(|_| "sm_90".into());
+        let archs = env::var("TESSEL_ARCH").unwrap_or_else(|_| "sm_90,sm_90a".into());
         let archs: Vec<&str> = archs
             .split(',')
             .map(str::trim)

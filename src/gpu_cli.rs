@@ -17,7 +17,7 @@ use tessel_gpu::transpose::{Padded, SmemTile, Swizzled};
 const NO_GPU: u8 = 3;
 
 pub const PTX_HELP: &str = "\
-The PTX is built into the binary for the archs in TESSEL_ARCH (default sm_90; sm_80 or newer,
+The PTX is built into the binary for the archs in TESSEL_ARCH (default sm_90,sm_90a; sm_80 or newer,
 sm_90a-style arch-specific ones too).
 
 Exit status: 0 printed, 2 bad arguments (an arch that is not sm_XX, or older than sm_80), 3 no PTX
@@ -691,6 +691,7 @@ pub fn bench(a: BenchArgs) -> ExitCode {
                     };
                     let mut rows = vec![Ok(b.ours)];
                     rows.extend(b.tma);
+                    rows.extend(b.sm90);
                     rows.extend(b.blas);
                     for t in rows {
                         if let Ok(t) = show(t) {

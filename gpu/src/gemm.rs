@@ -466,7 +466,7 @@ impl GemmIn for half::f16 {
 pub use dev::{gemm, gemm_tma};
 
 #[cfg(target_arch = "nvptx64")]
-mod dev {
+pub(crate) mod dev {
     use super::*;
     use crate::device::{
         block_x, cp_async_16_zfill, cp_async_commit, cp_async_wait, dynamic_smem, ld_shared_v4,
@@ -828,7 +828,7 @@ mod dev {
 
     /// The f32 tile in shared memory (`alpha A B^T`) plus `beta C` into C's tile `(bm, bn)`.
     #[inline(always)]
-    unsafe fn epilogue<O: Elem>(
+    pub(crate) unsafe fn epilogue<O: Elem>(
         p: &GemmParams<Gmem<impl GemmIn>, Gmem<O>>,
         blk: [i64; 2],
         s0: u32,

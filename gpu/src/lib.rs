@@ -65,6 +65,7 @@ pub mod axpby;
 pub mod copy;
 pub mod ctx;
 pub mod gemm;
+pub mod gemm_sm90;
 pub mod mem;
 pub mod mma_peak;
 pub mod rmsnorm;
@@ -221,18 +222,35 @@ sm90_kernels! {
     gemm_tma_f16_f32 => gemm::gemm_tma [f16, f32] (gemm::GemmTmaParams<mem::Gmem<f16>, mem::Gmem<f32>>),
 }
 
-/// The wgmma ceiling microbenchmark ([`wgmma_peak`]): in `sm_90a` PTX only.
-#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn wgmma_peak_bf16(p: wgmma_peak::WgmmaPeakParams<mem::Gmem<f32>>) {
-    wgmma_peak::wgmma_peak(p)
+/// Declares the entry points in `sm_90a` PTX only (wgmma), as [`sm90_kernels`] does.
+macro_rules! sm90a_kernels {
+    ($($name:ident => $($f:ident)::+ [$($t:ty),*] ($p:ty)),* $(,)?) => {
+        $(
+            #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
+            #[no_mangle]
+            #[doc = concat!("`", stringify!($($f)::+), "` (sm_90a).")]
+            pub unsafe extern "ptx-kernel" fn $name(p: $p) {
+                $($f)::+::<$($t),*>(p)
+            }
+        )*
+        /// The entry points in `sm_90a` PTX only (wgmma).
+        pub const SM90A_KERNELS: &[ctx::KernelInfo] = &[$(
+            ctx::KernelInfo {
+                name: stringify!($name),
+                param_bytes: core::mem::size_of::<$p>(),
+                collectives: &[],
+            },
+        )*];
+    };
 }
-/// The entry points in `sm_90a` PTX only (wgmma).
-pub const SM90A_KERNELS: &[ctx::KernelInfo] = &[ctx::KernelInfo {
-    name: "wgmma_peak_bf16",
-    param_bytes: core::mem::size_of::<wgmma_peak::WgmmaPeakParams<mem::Gmem<f32>>>(),
-    collectives: &[],
-}];
+
+sm90a_kernels! {
+    wgmma_peak_bf16 => wgmma_peak::wgmma_peak [] (wgmma_peak::WgmmaPeakParams<mem::Gmem<f32>>),
+    gemm_sm90_bf16_bf16 => gemm_sm90::gemm_sm90 [bf16, bf16] (gemm::GemmTmaParams<mem::Gmem<bf16>, mem::Gmem<bf16>>),
+    gemm_sm90_bf16_f32 => gemm_sm90::gemm_sm90 [bf16, f32] (gemm::GemmTmaParams<mem::Gmem<bf16>, mem::Gmem<f32>>),
+    gemm_sm90_f16_f16 => gemm_sm90::gemm_sm90 [f16, f16] (gemm::GemmTmaParams<mem::Gmem<f16>, mem::Gmem<f16>>),
+    gemm_sm90_f16_f32 => gemm_sm90::gemm_sm90 [f16, f32] (gemm::GemmTmaParams<mem::Gmem<f16>, mem::Gmem<f32>>),
+}
 
 /// Every entry point of every arch's PTX: [`KERNELS`], [`GEMM_KERNELS`], [`PEAK_KERNELS`]
 /// ([`SM90_KERNELS`] only where the arch has them).

@@ -478,6 +478,7 @@ impl Gpu {
 
     /// [`Gpu::gemm`] with the stages filled by the copy engine (`gemm_tma_<I>_<O>`, sm_90):
     /// `maps` of `a` and `b` ([`crate::tma::GemmMaps::new`]), `c` as for [`Gpu::gemm`].
+    #[allow(clippy::too_many_arguments)]
     pub fn gemm_tma<I: crate::tma::TmaElem + tessel_gpu::gemm::GemmIn, O: Elem>(
         &self,
         maps: &crate::tma::GemmMaps,
@@ -487,8 +488,42 @@ impl Gpu {
         alpha: f32,
         beta: f32,
     ) -> Result<()> {
+        self.gemm_maps("gemm_tma", maps, a, b, c, alpha, beta)
+    }
+
+    /// The same GEMM with wgmma (`gemm_sm90_<I>_<O>`, in sm_90a PTX: build with
+    /// `TESSEL_ARCH=sm_90,sm_90a`): the same tensor maps and tile.
+    #[allow(clippy::too_many_arguments)]
+    pub fn gemm_sm90<I: crate::tma::TmaElem + tessel_gpu::gemm::GemmIn, O: Elem>(
+        &self,
+        maps: &crate::tma::GemmMaps,
+        a: &DeviceTensor<I>,
+        b: &DeviceTensor<I>,
+        c: &mut DeviceTensor<O>,
+        alpha: f32,
+        beta: f32,
+    ) -> Result<()> {
+        self.gemm_maps("gemm_sm90", maps, a, b, c, alpha, beta)
+    }
+
+    /// Has the loaded PTX the entry point `name`?
+    pub fn has_kernel(&self, name: &str) -> bool {
+        self.kernels.contains_key(name)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn gemm_maps<I: crate::tma::TmaElem + tessel_gpu::gemm::GemmIn, O: Elem>(
+        &self,
+        kind: &str,
+        maps: &crate::tma::GemmMaps,
+        a: &DeviceTensor<I>,
+        b: &DeviceTensor<I>,
+        c: &mut DeviceTensor<O>,
+        alpha: f32,
+        beta: f32,
+    ) -> Result<()> {
         use tessel_gpu::gemm;
-        let name = format!("gemm_tma_{}_{}", I::NAME, O::NAME);
+        let name = format!("{kind}_{}_{}", I::NAME, O::NAME);
         if !maps.of(a, b)? {
             return Err(GpuError::Invalid(format!(
                 "{name}: the tensor maps were not built from these a and b"
@@ -509,7 +544,11 @@ impl Gpu {
             .map_err(|why| GpuError::Invalid(format!("{name}: {why}")))?;
         let g = Geometry {
             grid: [p.g.blocks(), 1],
-            threads: gemm::THREADS,
+            threads: if kind == "gemm_sm90" {
+                tessel_gpu::gemm_sm90::THREADS
+            } else {
+                gemm::THREADS
+            },
             smem_bytes: gemm::TMA_SMEM_BYTES,
         };
         if g.smem_bytes > self.rmsnorm_smem || g.grid[0] > i64::from(i32::MAX) {
