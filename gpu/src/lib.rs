@@ -61,6 +61,29 @@ macro_rules! unroll16 {
     };
 }
 
+/// `wgmma.mma_async.sync.aligned.m64n256k16.f32.$t.$t` on shared-memory descriptors `a` and `b`,
+/// accumulating into the 128 named `f32` locals (scalars: an array of them would go to local
+/// memory). Every thread of the warpgroup runs it; sm_90a.
+#[allow(unused_macros)]
+macro_rules! wgmma_m64n256k16 {
+    ($t:literal, $a:expr, $b:expr; $first:ident $($d:ident)*) => {
+        core::arch::asm!(
+            concat!(
+                "{{ .reg .pred p; setp.ne.b32 p, 1, 0; wgmma.mma_async.sync.aligned.m64n256k16.f32.",
+                $t, ".", $t, " {{",
+                "{", stringify!($first), "}",
+                $(", {", stringify!($d), "}",)*
+                "}}, {da}, {db}, p, 1, 1, 0, 0; }}"
+            ),
+            da = in(reg64) $a,
+            db = in(reg64) $b,
+            $first = inout(reg32) $first,
+            $($d = inout(reg32) $d,)*
+            options(nostack, preserves_flags)
+        )
+    };
+}
+
 pub mod axpby;
 pub mod copy;
 pub mod ctx;
