@@ -406,3 +406,13 @@ pub unsafe fn tma_load_2d(dst: u32, map: *const u8, c0: i32, c1: i32, bar: u32) 
          d = in(reg32) dst, m = in(reg64) map, x = in(reg32) c0, y = in(reg32) c1,
          b = in(reg32) bar, options(nostack, preserves_flags));
 }
+
+/// `mbarrier.arrive.shared::cta.b64 _, [bar]`: this thread's arrival.
+///
+/// # Safety
+/// `bar` an initialised barrier.
+#[inline(always)]
+pub unsafe fn mbarrier_arrive(bar: u32) {
+    asm!("mbarrier.arrive.shared::cta.b64 _, [{b}];", b = in(reg32) bar,
+         options(nostack, preserves_flags));
+}

@@ -549,7 +549,11 @@ impl Gpu {
             } else {
                 gemm::THREADS
             },
-            smem_bytes: gemm::TMA_SMEM_BYTES,
+            smem_bytes: if kind == "gemm_sm90" {
+                tessel_gpu::gemm_sm90::SMEM_BYTES
+            } else {
+                gemm::TMA_SMEM_BYTES
+            },
         };
         if g.smem_bytes > self.rmsnorm_smem || g.grid[0] > i64::from(i32::MAX) {
             return Err(GpuError::Invalid(format!(
