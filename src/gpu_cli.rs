@@ -690,8 +690,7 @@ pub fn bench(a: BenchArgs) -> ExitCode {
                         _ => None,
                     };
                     let mut rows = vec![Ok(b.ours)];
-                    rows.extend(b.tma);
-                    rows.extend(b.sm90);
+                    rows.extend(b.mapped);
                     rows.extend(b.blas);
                     for t in rows {
                         if let Ok(t) = show(t) {

@@ -598,7 +598,7 @@ pub(crate) mod dev {
 
     /// How a stage is filled: `load(kt, s)` starts k-tile `kt` of A's and B's block tiles into
     /// the stage at `s`.
-    trait Load {
+    pub(crate) trait Load {
         /// Starts k-tile `kt` into stage `si` (at shared address `s`).
         unsafe fn load(&self, kt: i64, si: i64, s: u32);
         /// Ends the loads of one k-tile (cp.async: a commit group).
@@ -762,11 +762,49 @@ pub(crate) mod dev {
     /// stage's bytes and issues one box of A and one of B into it; every thread waits for the
     /// barrier's phase of that use of the stage. The boxes land swizzled by the 128-byte mode,
     /// which is [`SW`] (checked on the host: `TmaSwizzle::B128.swizzle(2)`).
-    struct TmaPair {
+    pub(crate) struct TmaPair {
         a: *const u8,
         b: *const u8,
         blk: [i64; 2],
         bars: u32,
+    }
+
+    impl TmaPair {
+        /// The block's tile of C and its stages for a kernel fed by the copy engine: the tile
+        /// ([`raster`]), the stages' shared address (the dynamic shared memory's first 1024-byte
+        /// boundary), and the loader, its barriers (one per stage, after the stages) initialised
+        /// and the tensor maps fenced in by thread 0, a block barrier after.
+        ///
+        /// # Safety
+        /// Every thread of the block calls it; `t`'s maps as [`gemm_tma`] needs them, and
+        /// [`TMA_SMEM_BYTES`] of dynamic shared memory.
+        #[inline(always)]
+        pub(crate) unsafe fn new<I: GemmIn, O: Elem>(
+            t: &GemmTmaParams<Gmem<I>, Gmem<O>>,
+        ) -> ([i64; 2], u32, TmaPair) {
+            let Ok([m, n, _]) = t.g.mnk() else { trap() };
+            let blk = raster(block_x(), (m + BM - 1) / BM, (n + BN - 1) / BN);
+            let base = smem_addr(dynamic_smem::<u8>());
+            let s0 = (base + 1023) & !1023;
+            let bars = s0 + (STAGES * STAGE_BYTES) as u32;
+            if thread_x() == 0 {
+                let mut s = 0;
+                while s < STAGES {
+                    mbarrier_init(bars + 8 * s as u32, 1);
+                    s += 1;
+                }
+                tensormap_acquire(t.a_map);
+                tensormap_acquire(t.b_map);
+            }
+            sync_threads();
+            let load = TmaPair {
+                a: t.a_map,
+                b: t.b_map,
+                blk,
+                bars,
+            };
+            (blk, s0, load)
+        }
     }
     impl Load for TmaPair {
         #[inline(always)]
@@ -801,29 +839,8 @@ pub(crate) mod dev {
     /// `BM x BK` and `BN x BK`, 128-byte swizzle) and [`TMA_SMEM_BYTES`] of shared memory.
     #[inline(always)]
     pub unsafe fn gemm_tma<I: GemmIn, O: Elem>(t: GemmTmaParams<Gmem<I>, Gmem<O>>) {
-        let p = t.g;
-        let Ok([m, n, _]) = p.mnk() else { trap() };
-        let blk = raster(block_x(), (m + BM - 1) / BM, (n + BN - 1) / BN);
-        let base = smem_addr(dynamic_smem::<u8>());
-        let s0 = (base + 1023) & !1023;
-        let bars = s0 + (STAGES * STAGE_BYTES) as u32;
-        if thread_x() == 0 {
-            let mut s = 0;
-            while s < STAGES {
-                mbarrier_init(bars + 8 * s as u32, 1);
-                s += 1;
-            }
-            tensormap_acquire(t.a_map);
-            tensormap_acquire(t.b_map);
-        }
-        sync_threads();
-        let load = TmaPair {
-            a: t.a_map,
-            b: t.b_map,
-            blk,
-            bars,
-        };
-        tile(&p, blk, s0, &load)
+        let (blk, s0, load) = TmaPair::new(&t);
+        tile(&t.g, blk, s0, &load)
     }
 
     /// The f32 tile in shared memory (`alpha A B^T`) plus `beta C` into C's tile `(bm, bn)`.

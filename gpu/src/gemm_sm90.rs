@@ -77,45 +77,19 @@ pub const SMEM_BYTES: i64 = crate::gemm::TMA_SMEM_BYTES;
 pub unsafe fn gemm_sm90<I: crate::gemm::GemmIn, O: crate::rmsnorm::Elem>(
     t: crate::gemm::GemmTmaParams<crate::mem::Gmem<I>, crate::mem::Gmem<O>>,
 ) {
-    use crate::device::{
-        block_x, dynamic_smem, mbarrier_arrive_expect_tx, mbarrier_init, mbarrier_wait, smem_addr,
-        st_shared_v2, sync_threads, tensormap_acquire, thread_x, tma_load_2d, trap,
-    };
-    use crate::gemm::{raster, A_ELEMS, C_PITCH, STAGES, STAGE_BYTES};
+    use crate::device::{st_shared_v2, sync_threads, thread_x};
+    use crate::gemm::dev::{Load, TmaPair};
+    use crate::gemm::{A_ELEMS, C_PITCH, STAGES, STAGE_BYTES};
     use core::arch::asm;
     let p = t.g;
-    let Ok([m, n, k]) = p.mnk() else { trap() };
-    let blk = raster(block_x(), (m + BM - 1) / BM, (n + BN - 1) / BN);
+    // the stages, their barriers and thread 0's loads are gemm_tma's
+    let (blk, s0, tma) = TmaPair::new(&t);
     let tid = thread_x();
-    let base = smem_addr(dynamic_smem::<u8>());
-    let s0 = (base + 1023) & !1023;
-    let bars = s0 + (STAGES * STAGE_BYTES) as u32;
     let stage = |s: i64| s0 + (s * STAGE_BYTES) as u32;
-    let ktiles = (k + BK - 1) / BK;
-    if tid == 0 {
-        let mut s = 0;
-        while s < STAGES {
-            mbarrier_init(bars + 8 * s as u32, 1);
-            s += 1;
-        }
-        tensormap_acquire(t.a_map);
-        tensormap_acquire(t.b_map);
-    }
-    sync_threads();
-    // thread 0: k-tile kt of A and B into stage si, counted on its barrier
+    let ktiles = (p.a.shape()[1] + BK - 1) / BK;
     let load = |kt: i64, si: i64| {
-        if tid == 0 && kt < ktiles {
-            let bar = bars + 8 * si as u32;
-            mbarrier_arrive_expect_tx(bar, STAGE_BYTES as u32);
-            let k0 = (kt * BK) as i32;
-            tma_load_2d(stage(si), t.a_map, k0, (blk[0] * BM) as i32, bar);
-            tma_load_2d(
-                stage(si) + (2 * A_ELEMS) as u32,
-                t.b_map,
-                k0,
-                (blk[1] * BN) as i32,
-                bar,
-            );
+        if kt < ktiles {
+            tma.load(kt, si, stage(si));
         }
     };
     let mut s = 0;
@@ -256,7 +230,7 @@ pub unsafe fn gemm_sm90<I: crate::gemm::GemmIn, O: crate::rmsnorm::Elem>(
     let (mut read, mut write) = (0i64, STAGES - 1);
     let mut kt = 0;
     while kt < ktiles {
-        mbarrier_wait(bars + 8 * read as u32, ((kt / STAGES) & 1) as u32);
+        tma.wait(kt, read);
         let sa = ((stage(read) + wg * 64 * 128) >> 4) as u64;
         let sb = ((stage(read) + (2 * A_ELEMS) as u32) >> 4) as u64;
         asm!(

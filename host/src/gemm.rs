@@ -19,7 +19,7 @@ use layout_core::Layout;
 
 use crate::blas::{self, gemm_reference_and_tolerance, pair_bound, Blas, BlasElem};
 use crate::elem::{Elem, Rng};
-use crate::gpu::{row_major, DeviceTensor, Gpu, GpuError, Result};
+use crate::gpu::{row_major, DeviceTensor, Gpu, GpuError, MappedGemm, Result};
 use crate::jobs::Verdict;
 
 /// An input type of the GEMM (`bf16`, `f16`).
@@ -142,29 +142,24 @@ where
         chk.ok(),
         format!("GPU vs the f64 reference ({which}): {chk}"),
     );
-    // the stages filled by the copy engine (sm_90; rows of a multiple of 16 bytes)
-    if g.arch().starts_with("sm_9") && k % 8 == 0 {
-        let tma = device_gemm(g, &x, mnk, |a, b, c| {
-            let maps = crate::tma::GemmMaps::new(g, a, b)?;
-            g.gemm_tma(&maps, a, b, c, x.alpha, x.beta)
-        })?;
-        let chk = blas::check_gemm(&take_rows(&tma, n, &rows), &want, &tol, n);
-        say(
-            chk.ok(),
-            format!("gemm_tma (TMA loads) vs the f64 reference ({which}): {chk}"),
-        );
-    }
-    // wgmma (sm_90a PTX)
-    if g.has_kernel(&format!("gemm_sm90_{}_{}", I::NAME, O::NAME)) && k % 8 == 0 {
-        let wg = device_gemm(g, &x, mnk, |a, b, c| {
-            let maps = crate::tma::GemmMaps::new(g, a, b)?;
-            g.gemm_sm90(&maps, a, b, c, x.alpha, x.beta)
-        })?;
-        let chk = blas::check_gemm(&take_rows(&wg, n, &rows), &want, &tol, n);
-        say(
-            chk.ok(),
-            format!("gemm_sm90 (wgmma) vs the f64 reference ({which}): {chk}"),
-        );
+    // the stages filled by the copy engine: TMA loads (sm_90), wgmma (sm_90a PTX); rows of a
+    // multiple of 16 bytes
+    for kind in MappedGemm::ALL {
+        if g.has_mapped_gemm::<I, O>(kind) && k % 8 == 0 {
+            let got = device_gemm(g, &x, mnk, |a, b, c| {
+                let maps = crate::tma::GemmMaps::new(g, a, b)?;
+                g.gemm_mapped(kind, &maps, a, b, c, x.alpha, x.beta)
+            })?;
+            let chk = blas::check_gemm(&take_rows(&got, n, &rows), &want, &tol, n);
+            say(
+                chk.ok(),
+                format!(
+                    "{} ({}) vs the f64 reference ({which}): {chk}",
+                    kind.name(),
+                    kind.what()
+                ),
+            );
+        }
     }
     // the other majors (A M-major, B N-major: the element loads) on the same inputs
     if m * n * k <= HOST_EXECUTION && r == m {
@@ -301,10 +296,8 @@ impl GemmTiming {
 pub struct GemmBench {
     /// `gemm_<I>_<O>`.
     pub ours: GemmTiming,
-    /// `gemm_tma_<I>_<O>`, on sm_90 and newer.
-    pub tma: Option<Result<GemmTiming>>,
-    /// `gemm_sm90_<I>_<O>` (wgmma), where the PTX has it.
-    pub sm90: Option<Result<GemmTiming>>,
+    /// `gemm_tma_<I>_<O>` and `gemm_sm90_<I>_<O>`, those the loaded PTX has ([`MappedGemm`]).
+    pub mapped: Vec<Result<GemmTiming>>,
     /// cuBLAS on the same inputs.
     pub blas: Option<Result<GemmTiming>>,
 }
@@ -339,18 +332,17 @@ pub fn bench_gemm<I: GemmIn, O: GemmOut + blas::GemmOut<I>>(
     let first = time_blas(&mut dc);
     let (ms, _) = g.time(5, reps, || g.gemm(&da, &db, &mut dc, 1.0, 0.0))?;
     let ours = GemmTiming::of(what("gemm"), &ms, flops);
-    let tma = g.arch().starts_with("sm_9").then(|| {
-        let maps = crate::tma::GemmMaps::new(g, &da, &db)?;
-        g.time(5, reps, || g.gemm_tma(&maps, &da, &db, &mut dc, 1.0, 0.0))
-            .map(|(ms, _)| GemmTiming::of(what("gemm_tma"), &ms, flops))
-    });
-    let sm90 = g
-        .has_kernel(&format!("gemm_sm90_{}_{}", I::NAME, O::NAME))
-        .then(|| {
+    let mapped = MappedGemm::ALL
+        .iter()
+        .filter(|&&kind| g.has_mapped_gemm::<I, O>(kind))
+        .map(|&kind| {
             let maps = crate::tma::GemmMaps::new(g, &da, &db)?;
-            g.time(5, reps, || g.gemm_sm90(&maps, &da, &db, &mut dc, 1.0, 0.0))
-                .map(|(ms, _)| GemmTiming::of(what("gemm_sm90"), &ms, flops))
-        });
+            g.time(5, reps, || {
+                g.gemm_mapped(kind, &maps, &da, &db, &mut dc, 1.0, 0.0)
+            })
+            .map(|(ms, _)| GemmTiming::of(what(kind.name()), &ms, flops))
+        })
+        .collect();
     let last = time_blas(&mut dc);
     let blas = match (first, last) {
         (Some(Ok(a)), Some(Ok(b))) => {
@@ -368,12 +360,7 @@ pub fn bench_gemm<I: GemmIn, O: GemmOut + blas::GemmOut<I>>(
         (Some(Err(e)), _) | (_, Some(Err(e))) => Some(Err(e)),
         _ => None,
     };
-    Ok(GemmBench {
-        ours,
-        tma,
-        sm90,
-        blas,
-    })
+    Ok(GemmBench { ours, mapped, blas })
 }
 
 /// The wgmma ceiling (`wgmma_peak_bf16`, sm_90a PTX): one block of three warpgroups per SM, in

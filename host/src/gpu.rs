@@ -218,6 +218,39 @@ impl<T> DeviceTensor<T> {
     }
 }
 
+/// The GEMMs whose stages the copy engine fills, launched with tensor maps of A and B
+/// ([`Gpu::gemm_mapped`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MappedGemm {
+    /// `gemm_tma_*` (sm_90): `gemm_sm80`'s partitioning and `mma.sync`.
+    Tma,
+    /// `gemm_sm90_*` (sm_90a PTX): wgmma.
+    Sm90,
+}
+
+impl MappedGemm {
+    /// Both.
+    pub const ALL: [MappedGemm; 2] = [MappedGemm::Tma, MappedGemm::Sm90];
+    /// The entry points' prefix.
+    pub fn name(self) -> &'static str {
+        match self {
+            MappedGemm::Tma => "gemm_tma",
+            MappedGemm::Sm90 => "gemm_sm90",
+        }
+    }
+    /// What sets it apart, for a report line.
+    pub fn what(self) -> &'static str {
+        match self {
+            MappedGemm::Tma => "TMA loads",
+            MappedGemm::Sm90 => "wgmma",
+        }
+    }
+    /// The entry point of `I` inputs into `O`.
+    pub fn entry<I: Elem, O: Elem>(self) -> String {
+        format!("{}_{}_{}", self.name(), I::NAME, O::NAME)
+    }
+}
+
 /// One device, its stream and the loaded kernels.
 ///
 /// Everything a launch needs besides its arguments — the kernels' handles, their shared-memory
@@ -476,45 +509,22 @@ impl Gpu {
         self.launch_entry(&name, g, p)
     }
 
-    /// [`Gpu::gemm`] with the stages filled by the copy engine (`gemm_tma_<I>_<O>`, sm_90):
-    /// `maps` of `a` and `b` ([`crate::tma::GemmMaps::new`]), `c` as for [`Gpu::gemm`].
-    #[allow(clippy::too_many_arguments)]
-    pub fn gemm_tma<I: crate::tma::TmaElem + tessel_gpu::gemm::GemmIn, O: Elem>(
-        &self,
-        maps: &crate::tma::GemmMaps,
-        a: &DeviceTensor<I>,
-        b: &DeviceTensor<I>,
-        c: &mut DeviceTensor<O>,
-        alpha: f32,
-        beta: f32,
-    ) -> Result<()> {
-        self.gemm_maps("gemm_tma", maps, a, b, c, alpha, beta)
-    }
-
-    /// The same GEMM with wgmma (`gemm_sm90_<I>_<O>`, in sm_90a PTX: build with
-    /// `TESSEL_ARCH=sm_90,sm_90a`): the same tensor maps and tile.
-    #[allow(clippy::too_many_arguments)]
-    pub fn gemm_sm90<I: crate::tma::TmaElem + tessel_gpu::gemm::GemmIn, O: Elem>(
-        &self,
-        maps: &crate::tma::GemmMaps,
-        a: &DeviceTensor<I>,
-        b: &DeviceTensor<I>,
-        c: &mut DeviceTensor<O>,
-        alpha: f32,
-        beta: f32,
-    ) -> Result<()> {
-        self.gemm_maps("gemm_sm90", maps, a, b, c, alpha, beta)
-    }
-
     /// Has the loaded PTX the entry point `name`?
     pub fn has_kernel(&self, name: &str) -> bool {
         self.kernels.contains_key(name)
     }
 
+    /// Has the loaded PTX `kind`'s GEMM of `I` into `O`?
+    pub fn has_mapped_gemm<I: Elem, O: Elem>(&self, kind: MappedGemm) -> bool {
+        self.has_kernel(&kind.entry::<I, O>())
+    }
+
+    /// `c = alpha a b^T + beta c` by a GEMM whose stages the copy engine fills (`kind`): `maps`
+    /// of `a` and `b` ([`crate::tma::GemmMaps::new`]), `c` as for [`Gpu::gemm`].
     #[allow(clippy::too_many_arguments)]
-    fn gemm_maps<I: crate::tma::TmaElem + tessel_gpu::gemm::GemmIn, O: Elem>(
+    pub fn gemm_mapped<I: crate::tma::TmaElem + tessel_gpu::gemm::GemmIn, O: Elem>(
         &self,
-        kind: &str,
+        kind: MappedGemm,
         maps: &crate::tma::GemmMaps,
         a: &DeviceTensor<I>,
         b: &DeviceTensor<I>,
@@ -523,7 +533,7 @@ impl Gpu {
         beta: f32,
     ) -> Result<()> {
         use tessel_gpu::gemm;
-        let name = format!("{kind}_{}_{}", I::NAME, O::NAME);
+        let name = kind.entry::<I, O>();
         if !maps.of(a, b)? {
             return Err(GpuError::Invalid(format!(
                 "{name}: the tensor maps were not built from these a and b"
@@ -542,18 +552,17 @@ impl Gpu {
         };
         p.g.mnk()
             .map_err(|why| GpuError::Invalid(format!("{name}: {why}")))?;
+        let (threads, smem_bytes) = match kind {
+            MappedGemm::Tma => (gemm::THREADS, gemm::TMA_SMEM_BYTES),
+            MappedGemm::Sm90 => (
+                tessel_gpu::gemm_sm90::THREADS,
+                tessel_gpu::gemm_sm90::SMEM_BYTES,
+            ),
+        };
         let g = Geometry {
             grid: [p.g.blocks(), 1],
-            threads: if kind == "gemm_sm90" {
-                tessel_gpu::gemm_sm90::THREADS
-            } else {
-                gemm::THREADS
-            },
-            smem_bytes: if kind == "gemm_sm90" {
-                tessel_gpu::gemm_sm90::SMEM_BYTES
-            } else {
-                gemm::TMA_SMEM_BYTES
-            },
+            threads,
+            smem_bytes,
         };
         if g.smem_bytes > self.rmsnorm_smem || g.grid[0] > i64::from(i32::MAX) {
             return Err(GpuError::Invalid(format!(

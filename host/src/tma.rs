@@ -170,8 +170,9 @@ pub fn encode_2d<T: TmaElem>(
     })
 }
 
-/// The tensor maps of a GEMM's A and B for `gemm_tma` ([`Gpu::gemm_tma`]): boxes of `BM x BK`
-/// and `BN x BK`, the 128-byte swizzle (the kernel's stages).
+/// The tensor maps of a GEMM's A and B for `gemm_tma` and `gemm_sm90`
+/// ([`Gpu::gemm_mapped`]): boxes of `BM x BK` and `BN x BK`, the 128-byte swizzle (the kernels'
+/// stages).
 #[derive(Debug)]
 pub struct GemmMaps {
     /// A's.
