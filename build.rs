@@ -59,7 +59,9 @@ fn main() {
             match build_ptx(&root, arch) {
                 Ok(ptx) => {
                     let dst = out.join(format!("tessel_{arch}.ptx"));
-                    std::fs::copy(&ptx, &dst).expect("copy the PTX into OUT_DIR");
+                    let text = std::fs::read_to_string(&ptx).expect("read the PTX");
+                    let text = launch_bounds(&text).unwrap_or_else(|e| fail(&e));
+                    std::fs::write(&dst, text).expect("write the PTX into OUT_DIR");
                     writeln!(
                         table,
                         "    (\"{arch}\", include_str!({:?})),",
@@ -78,6 +80,46 @@ fn main() {
 fn fail(msg: &str) -> ! {
     eprintln!("\n{msg}\n");
     std::process::exit(1)
+}
+
+/// Writes each entry's launch bound into its header: for every global `<entry>__maxntid` (a `u32`
+/// that `gpu/`'s `launch_bounds!` declares, as rustc cannot write the directive), the line
+/// `.maxntid N, 1, 1` after the entry's parameter list.
+fn launch_bounds(ptx: &str) -> Result<String, String> {
+    let mut out = ptx.to_string();
+    for line in ptx.lines() {
+        let Some(rest) = line.strip_prefix(".visible .global .align 4 .b8 ") else {
+            continue;
+        };
+        let Some((name, init)) = rest.split_once("__maxntid[4] = {") else {
+            continue;
+        };
+        // the u32's bytes, little-endian, trailing zeros left out
+        let bytes: Result<Vec<u32>, _> = init
+            .trim_end_matches("};")
+            .split(',')
+            .map(|b| b.trim().parse::<u32>())
+            .collect();
+        let n = match bytes {
+            Ok(b) if !b.is_empty() && b.len() <= 4 && b.iter().all(|&x| x < 256) => {
+                b.iter().rev().fold(0u32, |n, &x| (n << 8) | x)
+            }
+            _ => return Err(format!("{name}__maxntid: not a u32 initialiser: {line}")),
+        };
+        if n == 0 || n > 1024 {
+            return Err(format!("{name}: launch bound {n} outside 1..=1024 threads"));
+        }
+        let head = format!(".entry {name}(");
+        let Some(at) = out.find(&head) else {
+            return Err(format!("{name}__maxntid names no entry {name} in the PTX"));
+        };
+        let Some(close) = out[at..].find("\n)\n") else {
+            return Err(format!("{name}: the entry's parameter list has no end"));
+        };
+        let pos = at + close + 3;
+        out.insert_str(pos, &format!(".maxntid {n}, 1, 1\n"));
+    }
+    Ok(out)
 }
 
 /// `TESSEL_ARCH`'s rules, shared with `tessel ptx --arch` and the runtime's choice of PTX.

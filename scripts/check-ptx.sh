@@ -11,12 +11,15 @@ REPORT=gpu/registers.txt
 {
   echo "# ptxas -v of every kernel ($("$PTXAS" --version | tail -1)); written by scripts/check-ptx.sh"
   for ARCH in sm_80 sm_90 sm_90a; do
-    PTX=gpu/target/$ARCH/nvptx64-nvidia-cuda/release/deps/tessel_gpu.s
+    # the embedded PTX, as the driver gets it (launch bounds written in by build.rs)
+    PTX=$(mktemp --suffix=.ptx)
+    target/release/tessel ptx --arch "$ARCH" > "$PTX"
     "$PTXAS" -arch="$ARCH" -v "$PTX" -o /dev/null 2>&1 | awk -v arch="$ARCH" '
       /Compiling entry function/ { gsub(/\047/, "", $7); k = $7 }
       /stack frame/ { stack = $1; spill = $5 + $9 }
       /Used [0-9]+ registers/ { for (i = 1; i <= NF; i++) if ($i == "registers,") r = $(i-1)
         printf "%-6s %-24s %3d registers  %d stack  %d spill\n", arch, k, r, stack, spill }'
+    rm -f "$PTX"
   done | sort
 } > "$REPORT.new"
 mv "$REPORT.new" "$REPORT"

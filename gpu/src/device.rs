@@ -416,3 +416,15 @@ pub unsafe fn mbarrier_arrive(bar: u32) {
     asm!("mbarrier.arrive.shared::cta.b64 _, [{b}];", b = in(reg32) bar,
          options(nostack, preserves_flags));
 }
+
+/// `bar.sync id, threads`: waits until `threads` threads (a multiple of 32, whole warps) have
+/// arrived at named barrier `id` (1..16; 0 is [`sync_threads`]'s).
+///
+/// # Safety
+/// Exactly `threads` threads of the block use barrier `id` each time, and none uses it with
+/// another count meanwhile.
+#[inline(always)]
+pub unsafe fn named_barrier(id: u32, threads: u32) {
+    asm!("bar.sync {i}, {n};", i = in(reg32) id, n = in(reg32) threads,
+         options(nostack, preserves_flags));
+}

@@ -351,12 +351,12 @@ const _: () = assert!(
     "the loads unroll up to 8 chunks, ROW_STEP rows apart"
 );
 
-/// The epilogue's copy of the accumulator tile to C: `V` elements (16 bytes of output) per
-/// access, a warp along a row.
-pub const fn store_plan(v: i64, bits: i64) -> TvCoords<2> {
-    let per_row = BN / v;
+/// The epilogue's copy of an `f32` tile of `tile` (in shared memory) to C by `threads` threads:
+/// `v` elements (16 bytes of output of `bits` bits) per access, consecutive threads along a row.
+pub const fn store_plan(v: i64, bits: i64, threads: i64, tile: [i64; 2]) -> TvCoords<2> {
+    let per_row = tile[1] / v;
     let thr = const_ok!(Layout::from_parts(
-        const_ok!(IntTuple::from_ints(&[THREADS / per_row, per_row])),
+        const_ok!(IntTuple::from_ints(&[threads / per_row, per_row])),
         &[per_row, 1]
     ));
     let val = const_ok!(Layout::from_parts(
@@ -364,7 +364,7 @@ pub const fn store_plan(v: i64, bits: i64) -> TvCoords<2> {
         &[1, 1]
     ));
     let copy = const_ok!(make_tiled_copy_tv(&thr, &val, 128, bits));
-    const_ok!(TvCoords::new(&copy, [BM, BN]))
+    const_ok!(TvCoords::new(&copy, tile))
 }
 
 /// GEMM's parameters, one by-value kernel parameter: `a` `(M, K)`, `b` `(N, K)`, `c` `(M, N)`.
@@ -850,11 +850,27 @@ pub(crate) mod dev {
         blk: [i64; 2],
         s0: u32,
     ) {
-        let v = 128 / O::BITS;
         let plan = if O::BITS == 32 { &STORE_32 } else { &STORE_16 };
-        let tile = [BM, BN];
+        store_tile(p, plan, blk, thread_x(), s0, C_PITCH)
+    }
+
+    /// Thread `t`'s part of the copy `plan` (one of [`store_plan`]'s, 16 bytes of `O` per
+    /// access) of the `f32` tile at shared address `s0` (rows `pitch` elements apart), plus
+    /// `beta C`, into C's tile `blk` of `plan.tile()`: whole 16-byte accesses where the tile lies
+    /// inside C with aligned rows, else element by element predicated by C's bounds.
+    #[inline(always)]
+    pub(crate) unsafe fn store_tile<O: Elem>(
+        p: &GemmParams<Gmem<impl GemmIn>, Gmem<O>>,
+        plan: &TvCoords<2>,
+        blk: [i64; 2],
+        t: i64,
+        s0: u32,
+        pitch: i64,
+    ) {
+        let v = 128 / O::BITS;
+        let tile = plan.tile();
         let id = make_coord_tensor(p.c.shape()).local_tile(tile, blk);
-        let thr = plan.get_slice(thread_x());
+        let thr = plan.get_slice(t);
         let dst = thr.partition_D(&p.c.local_tile(tile, blk));
         let pred = thr.partition_S(&id);
         let o = thr.origin();
@@ -864,7 +880,7 @@ pub(crate) mod dev {
         let mut a = 0;
         while a < plan.values() {
             let c = plan.value(a);
-            let at = s0 + 4 * ((o[0] + c[0]) * C_PITCH + o[1] + c[1]) as u32;
+            let at = s0 + 4 * ((o[0] + c[0]) * pitch + o[1] + c[1]) as u32;
             let mut f = [0f32; 8];
             let x = ld_shared_v4(at);
             unroll4!(w => f[w as usize] = f32::from_bits(x.0[w as usize]));
@@ -907,6 +923,6 @@ pub(crate) mod dev {
 }
 
 /// The epilogue's copy for 32-bit outputs (4 per access).
-pub const STORE_32: TvCoords<2> = store_plan(4, 32);
+pub const STORE_32: TvCoords<2> = store_plan(4, 32, THREADS, [BM, BN]);
 /// The epilogue's copy for 16-bit outputs (8 per access).
-pub const STORE_16: TvCoords<2> = store_plan(8, 16);
+pub const STORE_16: TvCoords<2> = store_plan(8, 16, THREADS, [BM, BN]);

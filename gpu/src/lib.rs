@@ -63,9 +63,27 @@ macro_rules! unroll16 {
 
 /// `wgmma.mma_async.sync.aligned.m64n256k16.f32.$t.$t` on shared-memory descriptors `a` and `b`,
 /// accumulating into the 128 named `f32` locals (scalars: an array of them would go to local
-/// memory). Every thread of the warpgroup runs it; sm_90a.
+/// memory). With a fourth argument `acc` (a `u32`), `acc == 0` overwrites them instead (wgmma's
+/// scale-d). Every thread of the warpgroup runs it; sm_90a.
 #[allow(unused_macros)]
 macro_rules! wgmma_m64n256k16 {
+    ($t:literal, $a:expr, $b:expr, $acc:expr; $first:ident $($d:ident)*) => {
+        core::arch::asm!(
+            concat!(
+                "{{ .reg .pred p; setp.ne.b32 p, {acc}, 0; wgmma.mma_async.sync.aligned.m64n256k16.f32.",
+                $t, ".", $t, " {{",
+                "{", stringify!($first), "}",
+                $(", {", stringify!($d), "}",)*
+                "}}, {da}, {db}, p, 1, 1, 0, 0; }}"
+            ),
+            da = in(reg64) $a,
+            db = in(reg64) $b,
+            acc = in(reg32) $acc,
+            $first = inout(reg32) $first,
+            $($d = inout(reg32) $d,)*
+            options(nostack, preserves_flags)
+        )
+    };
     ($t:literal, $a:expr, $b:expr; $first:ident $($d:ident)*) => {
         core::arch::asm!(
             concat!(
@@ -82,6 +100,19 @@ macro_rules! wgmma_m64n256k16 {
             options(nostack, preserves_flags)
         )
     };
+}
+
+/// `$out.pair(v, a, b)` for each pair `a b` of the named values with `$pick(v)`, `v` counting
+/// from `$v` by 2.
+#[allow(unused_macros)]
+macro_rules! each_pair {
+    ($out:ident, $pick:ident, $v:expr; $a:ident $b:ident $($rest:ident)*) => {
+        if $pick($v) {
+            $out.pair($v, $a, $b);
+        }
+        each_pair!($out, $pick, $v + 2; $($rest)*);
+    };
+    ($out:ident, $pick:ident, $v:expr;) => {};
 }
 
 pub mod axpby;
@@ -273,6 +304,33 @@ sm90a_kernels! {
     gemm_sm90_bf16_f32 => gemm_sm90::gemm_sm90 [bf16, f32] (gemm::GemmTmaParams<mem::Gmem<bf16>, mem::Gmem<f32>>),
     gemm_sm90_f16_f16 => gemm_sm90::gemm_sm90 [f16, f16] (gemm::GemmTmaParams<mem::Gmem<f16>, mem::Gmem<f16>>),
     gemm_sm90_f16_f32 => gemm_sm90::gemm_sm90 [f16, f32] (gemm::GemmTmaParams<mem::Gmem<f16>, mem::Gmem<f32>>),
+}
+
+/// Declares entries' launch bounds, `name => threads`: the most threads per block the entry is
+/// launched with, which `ptxas` needs to know (`.maxntid`) to budget registers for a kernel that
+/// moves them between warpgroups with `setmaxnreg`. rustc cannot write the directive, so each
+/// becomes a `u32` global `<name>__maxntid` in the PTX, and the build (`build.rs`) writes
+/// `.maxntid threads, 1, 1` into that entry's header.
+macro_rules! launch_bounds {
+    ($($name:ident => $threads:expr),* $(,)?) => {
+        $(
+            #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
+            #[export_name = concat!(stringify!($name), "__maxntid")]
+            #[doc = concat!("`", stringify!($name), "`'s launch bound (see `launch_bounds!`).")]
+            pub static $name: u32 = $threads as u32;
+        )*
+    };
+}
+
+/// Launch bounds of the entries that use `setmaxnreg`.
+#[allow(non_upper_case_globals)]
+pub mod maxntid {
+    launch_bounds! {
+        gemm_sm90_bf16_bf16 => crate::gemm_sm90::THREADS,
+        gemm_sm90_bf16_f32 => crate::gemm_sm90::THREADS,
+        gemm_sm90_f16_f16 => crate::gemm_sm90::THREADS,
+        gemm_sm90_f16_f32 => crate::gemm_sm90::THREADS,
+    }
 }
 
 /// Every entry point of every arch's PTX: [`KERNELS`], [`GEMM_KERNELS`], [`PEAK_KERNELS`]

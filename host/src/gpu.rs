@@ -224,7 +224,7 @@ impl<T> DeviceTensor<T> {
 pub enum MappedGemm {
     /// `gemm_tma_*` (sm_90): `gemm_sm80`'s partitioning and `mma.sync`.
     Tma,
-    /// `gemm_sm90_*` (sm_90a PTX): wgmma.
+    /// `gemm_sm90_*` (sm_90a PTX): wgmma, a producer warpgroup, persistent blocks.
     Sm90,
 }
 
@@ -242,7 +242,7 @@ impl MappedGemm {
     pub fn what(self) -> &'static str {
         match self {
             MappedGemm::Tma => "TMA loads",
-            MappedGemm::Sm90 => "wgmma",
+            MappedGemm::Sm90 => "wgmma, warp-specialized, persistent",
         }
     }
     /// The entry point of `I` inputs into `O`.
@@ -552,15 +552,17 @@ impl Gpu {
         };
         p.g.mnk()
             .map_err(|why| GpuError::Invalid(format!("{name}: {why}")))?;
-        let (threads, smem_bytes) = match kind {
-            MappedGemm::Tma => (gemm::THREADS, gemm::TMA_SMEM_BYTES),
+        let (threads, smem_bytes, blocks) = match kind {
+            MappedGemm::Tma => (gemm::THREADS, gemm::TMA_SMEM_BYTES, p.g.blocks()),
+            // persistent: a block per SM at most
             MappedGemm::Sm90 => (
                 tessel_gpu::gemm_sm90::THREADS,
                 tessel_gpu::gemm_sm90::SMEM_BYTES,
+                p.g.blocks().min(i64::from(self.sms)),
             ),
         };
         let g = Geometry {
-            grid: [p.g.blocks(), 1],
+            grid: [blocks, 1],
             threads,
             smem_bytes,
         };
