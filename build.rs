@@ -82,16 +82,23 @@ fn fail(msg: &str) -> ! {
     std::process::exit(1)
 }
 
-/// Writes each entry's launch bound into its header: for every global `<entry>__maxntid` (a `u32`
-/// that `gpu/`'s `launch_bounds!` declares, as rustc cannot write the directive), the line
-/// `.maxntid N, 1, 1` after the entry's parameter list.
+/// Writes the entries' performance directives into their headers: for every global
+/// `<entry>__<directive>` (a `u32` that `gpu/`'s `ptx_directives!` declares, as rustc cannot
+/// write the directives) with `<directive>` `maxntid` or `reqnctapercluster`, the line
+/// `.<directive> N, 1, 1` after the entry's parameter list.
 fn launch_bounds(ptx: &str) -> Result<String, String> {
     let mut out = ptx.to_string();
     for line in ptx.lines() {
         let Some(rest) = line.strip_prefix(".visible .global .align 4 .b8 ") else {
             continue;
         };
-        let Some((name, init)) = rest.split_once("__maxntid[4] = {") else {
+        let Some((decl, init)) = rest.split_once("[4] = {") else {
+            continue;
+        };
+        let Some((name, directive)) = ["maxntid", "reqnctapercluster"]
+            .iter()
+            .find_map(|d| Some((decl.strip_suffix(&format!("__{d}"))?, *d)))
+        else {
             continue;
         };
         // the u32's bytes, little-endian, trailing zeros left out
@@ -104,20 +111,21 @@ fn launch_bounds(ptx: &str) -> Result<String, String> {
             Ok(b) if !b.is_empty() && b.len() <= 4 && b.iter().all(|&x| x < 256) => {
                 b.iter().rev().fold(0u32, |n, &x| (n << 8) | x)
             }
-            _ => return Err(format!("{name}__maxntid: not a u32 initialiser: {line}")),
+            _ => return Err(format!("{decl}: not a u32 initialiser: {line}")),
         };
-        if n == 0 || n > 1024 {
-            return Err(format!("{name}: launch bound {n} outside 1..=1024 threads"));
+        let limit = if directive == "maxntid" { 1024 } else { 16 };
+        if n == 0 || n > limit {
+            return Err(format!("{decl}: {n} outside 1..={limit}"));
         }
         let head = format!(".entry {name}(");
         let Some(at) = out.find(&head) else {
-            return Err(format!("{name}__maxntid names no entry {name} in the PTX"));
+            return Err(format!("{decl} names no entry {name} in the PTX"));
         };
         let Some(close) = out[at..].find("\n)\n") else {
             return Err(format!("{name}: the entry's parameter list has no end"));
         };
         let pos = at + close + 3;
-        out.insert_str(pos, &format!(".maxntid {n}, 1, 1\n"));
+        out.insert_str(pos, &format!(".{directive} {n}, 1, 1\n"));
     }
     Ok(out)
 }

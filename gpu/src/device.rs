@@ -428,3 +428,84 @@ pub unsafe fn named_barrier(id: u32, threads: u32) {
     asm!("bar.sync {i}, {n};", i = in(reg32) id, n = in(reg32) threads,
          options(nostack, preserves_flags));
 }
+
+/// `%cluster_ctarank`: this block's rank in its cluster.
+#[inline(always)]
+pub fn cluster_rank() -> i64 {
+    let r: u32;
+    // SAFETY: reads a special register.
+    unsafe {
+        asm!("mov.u32 {r}, %cluster_ctarank;", r = out(reg32) r, options(nomem, nostack, preserves_flags))
+    };
+    r as i64
+}
+
+/// `%clusterid.x`: this block's cluster's index along x.
+#[inline(always)]
+pub fn cluster_x() -> i64 {
+    let r: u32;
+    // SAFETY: reads a special register.
+    unsafe {
+        asm!("mov.u32 {r}, %clusterid.x;", r = out(reg32) r, options(nomem, nostack, preserves_flags))
+    };
+    r as i64
+}
+
+/// `%nclusterid.x`: clusters along x in the grid.
+#[inline(always)]
+pub fn clusters_x() -> i64 {
+    let r: u32;
+    // SAFETY: reads a special register.
+    unsafe {
+        asm!("mov.u32 {r}, %nclusterid.x;", r = out(reg32) r, options(nomem, nostack, preserves_flags))
+    };
+    r as i64
+}
+
+/// `barrier.cluster.arrive.release` then `barrier.cluster.wait.acquire`: every thread of every
+/// block of the cluster has arrived, and their shared-memory writes (barrier initialisations
+/// included) are seen.
+///
+/// # Safety
+/// Every thread of the cluster calls it the same number of times.
+#[inline(always)]
+pub unsafe fn cluster_sync() {
+    asm!(
+        "barrier.cluster.arrive.release.aligned;",
+        "barrier.cluster.wait.acquire.aligned;",
+        options(nostack, preserves_flags)
+    );
+}
+
+/// `mbarrier.arrive.shared::cluster` on the barrier at shared offset `bar` of block `rank` of
+/// this cluster (`mapa` gives its cluster address): one arrival there, ordered after this
+/// thread's earlier accesses at the block's scope only (a release at the cluster's scope costs a
+/// GPU-wide memory barrier: `MEMBAR.ALL.GPU` before every arrival). Enough to hand a stage
+/// back once the wgmmas that read it are complete.
+///
+/// # Safety
+/// `bar` an initialised barrier in every block of the cluster; block `rank` still running.
+#[inline(always)]
+pub unsafe fn mbarrier_arrive_cluster(bar: u32, rank: i64) {
+    asm!("{{ .reg .b32 a; mapa.shared::cluster.u32 a, {b}, {r}; mbarrier.arrive.shared::cluster.b64 _, [a]; }}",
+         b = in(reg32) bar, r = in(reg32) rank as u32, options(nostack, preserves_flags));
+}
+
+/// [`tma_load_2d`] multicast: the box lands at shared offset `dst` of every block of the cluster
+/// whose bit is set in `mask`, and counts its bytes on each one's barrier at offset `bar`.
+///
+/// # Safety
+/// As [`tma_load_2d`], in every block of `mask`.
+#[inline(always)]
+pub unsafe fn tma_load_2d_multicast(
+    dst: u32,
+    map: *const u8,
+    c0: i32,
+    c1: i32,
+    bar: u32,
+    mask: u16,
+) {
+    asm!("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [{d}], [{m}, {{{x}, {y}}}], [{b}], {k};",
+         d = in(reg32) dst, m = in(reg64) map, x = in(reg32) c0, y = in(reg32) c1,
+         b = in(reg32) bar, k = in(reg16) mask, options(nostack, preserves_flags));
+}

@@ -1,25 +1,28 @@
-//! `gemm_sm90`: warp-specialized and persistent, `C = alpha A B^T + beta C` with `wgmma` (sm_90a)
-//! on stages the copy engine fills.
+//! `gemm_sm90`: `C = alpha A B^T + beta C` with `wgmma` (sm_90a) on stages the copy engine fills;
+//! warp-specialized, persistent, in clusters of two blocks that share B's tile.
 //!
-//! - One block per SM, [`THREADS`] threads: warpgroup 0 is the producer, warpgroups 1 and 2 the
+//! - [`THREADS`] threads per block: warpgroup 0 is the producer, warpgroups 1 and 2 the
 //!   consumers. `setmaxnreg` moves registers from the producer (40) to the consumers (232).
-//! - The blocks walk the `128 x 256` tiles of C: tile `block + i * grid`, in [`raster`] order.
-//! - The producer's thread 0 fills [`STAGES`] stages (`BM x BK` of A and `BN x BK` of B, the
-//!   128-byte swizzle of `gemm`'s tensor maps) with the copy engine: it waits for a stage's
-//!   *empty* barrier, arms its *full* barrier with the stage's bytes and issues the two boxes. It
-//!   runs ahead across tiles, so the next tile's first stages load during this tile's epilogue.
+//! - Clusters of [`CLUSTER_M`] blocks, as many as fit on the GPU at once (one block per SM), walk
+//!   the pairs of `128 x 256` tiles of C that share B's tile ([`tile_of`], [`raster`] order).
+//! - The producer's thread 0 fills [`STAGES`] stages with the copy engine ([`loads`]): it waits
+//!   for a stage's *empty* barrier, arms its *full* barrier with the stage's bytes, loads its
+//!   `BM x BK` box of A, and half of B's `BN x BK`, multicast to both blocks of the cluster (each
+//!   block's B traffic from L2 halves). It runs ahead across tiles, so the next tile's first
+//!   stages load during this tile's epilogue.
 //! - Each consumer warpgroup computes `64 x 256` of the tile
 //!   (`make_tiled_mma(SM90_64x256x16_F32BF16BF16_SS, (2,1))`, [`C_PLAN`]): per k-tile it waits
 //!   for the stage's full barrier, issues four `wgmma.m64n256k16` on descriptors from
-//!   layout-core's `make_gmma_desc_k` ([`DESC_A`], [`DESC_B`]), leaves them in flight and waits
-//!   for the previous k-tile's, whose stage one thread of the warpgroup then releases (one arrival
-//!   of the two the empty barrier expects).
+//!   layout-core's `make_gmma_desc_k` ([`descriptors`]), leaves them in flight and waits for the
+//!   previous k-tile's, whose stage one thread of the warpgroup then releases in both blocks
+//!   (the empty barrier expects an arrival from each consumer warpgroup of the cluster, as the
+//!   partner's producer writes into this block's stage too).
 //! - The epilogue keeps the tile's last stage (both warpgroups wait for each other's last wgmmas
 //!   on a named barrier), so the producer's loads of the next tile go on in the other stages.
 //!   Each warpgroup stages its `64 x 256` of C there in [`EPI_N`]-column chunks of `f32` (times
-//!   `alpha`), and copies each chunk to C by [`STORE_16`] / [`STORE_32`] (16-byte accesses of
-//!   whole rows, `beta C` added; ragged edges element by element, predicated by C's bounds),
-//!   then releases the stage.
+//!   `alpha`, [`chunk_coord`]), and copies each chunk to C by [`STORE_16`] / [`STORE_32`]
+//!   (16-byte accesses of whole rows, `beta C` added; ragged edges element by element,
+//!   predicated by C's bounds), then releases the stage.
 
 use crate::gemm::{store_plan, BK, BM, BN, STAGE_BYTES};
 use layout_core::{
@@ -94,20 +97,25 @@ pub const EPI_BYTES: i64 = 64 * EPI_PITCH * 4;
 pub const STORE_16: TvCoords<2> = store_plan(8, 16, 128, [64, EPI_N]);
 /// To `f32` C (4 per access).
 pub const STORE_32: TvCoords<2> = store_plan(4, 32, 128, [64, EPI_N]);
-/// Does accumulator `v` of consumer thread `t` lie in the thread's warpgroup's 64 rows and in
-/// chunk `v / (128 / chunks)` of its columns?
+/// Does each consumer thread's origin lie in its warpgroup's 64 rows, and each accumulator's
+/// [`chunk_coord`] in its chunk's staging tile?
 const fn chunks_line_up() -> bool {
-    let per = 128 / (BN / EPI_N);
+    let mut vals = [[0i64; 2]; 128];
+    let mut v = 0;
+    while v < 128 {
+        vals[v] = C_PLAN.value(v as i64);
+        v += 1;
+    }
     let mut t = 0;
     while t < CONSUMERS {
         let o = C_PLAN.thread(t);
+        // the warpgroup's rows of the tile
+        if o[0] / 64 != t / 128 {
+            return false;
+        }
         let mut v = 0;
         while v < 128 {
-            let c = C_PLAN.value(v);
-            let (r, col) = (
-                o[0] + c[0] - 64 * (t / 128),
-                o[1] + c[1] - EPI_N * (v / per),
-            );
+            let (_, [r, col]) = place_in_chunk(o, vals[v as usize], v);
             if r < 0 || r >= 64 || col < 0 || col >= EPI_N {
                 return false;
             }
@@ -125,7 +133,8 @@ const _: () = {
     assert!(2 * EPI_BYTES <= STAGE_BYTES, "two chunks fit in a stage");
 };
 /// Shared memory: 1024 bytes to align the stages, the stages, a full and an empty barrier per
-/// stage.
+/// stage (the full one expects the producer's arrival and the stage's bytes, the empty one an
+/// arrival from each consumer warpgroup of the cluster).
 pub const SMEM_BYTES: i64 = 1024 + STAGES * STAGE_BYTES + 16 * STAGES;
 const _: () = {
     assert!(MMA.threads() == CONSUMERS && THREADS == CONSUMERS + 128);
@@ -135,29 +144,110 @@ const _: () = {
     assert!(SMEM_BYTES <= 227 * 1024, "an SM's shared memory");
 };
 
-/// The tile of C that a block takes on its `i`-th turn: `block + i * grid` of `tiles`, in
-/// [`raster`] order, or `None` past the last.
+/// Blocks per cluster, along M: the two blocks of a cluster take the tiles `(2 m, n)` and
+/// `(2 m + 1, n)`, which share B's tile.
+pub const CLUSTER_M: i64 = 2;
+/// Rows of B each block of a cluster loads (and multicasts to both): its box in B's tensor map.
+pub const B_BOX_ROWS: i64 = BN / CLUSTER_M;
+/// Where B's rows start in a stage (bytes): after A's.
+pub const B_AT: i64 = 2 * BM * BK;
+const _: () = assert!(
+    (2 * B_BOX_ROWS * BK) % 1024 == 0 && B_AT % 1024 == 0,
+    "each box starts on a 1024-byte boundary: the 128-byte swizzle's pattern is the stage's"
+);
+
+/// The tile of C that block `rank` of cluster `cluster` (of `clusters`) takes on its `i`-th
+/// turn, or `None` past the last: the clusters walk the pairs of tiles (rows `2 m`, `2 m + 1`)
+/// `cluster + i * clusters`, in [`raster`] order over the pairs, and each block takes its row of
+/// the pair. When M has an odd number of tiles, the last pairs' second tile lies outside C: that
+/// block still loads (its half of B is its partner's) and writes nothing.
 #[inline(always)]
-pub const fn tile_of(block: i64, grid: i64, i: i64, tiles_mn: [i64; 2]) -> Option<[i64; 2]> {
-    let t = block + i * grid;
-    if t >= tiles_mn[0] * tiles_mn[1] {
+pub const fn tile_of(
+    cluster: i64,
+    clusters: i64,
+    rank: i64,
+    i: i64,
+    tiles_mn: [i64; 2],
+) -> Option<[i64; 2]> {
+    let pairs_m = (tiles_mn[0] + CLUSTER_M - 1) / CLUSTER_M;
+    let t = cluster + i * clusters;
+    if t >= pairs_m * tiles_mn[1] {
         None
     } else {
-        Some(crate::gemm::raster(t, tiles_mn[0], tiles_mn[1]))
+        let [pm, n] = crate::gemm::raster(t, pairs_m, tiles_mn[1]);
+        Some([CLUSTER_M * pm + rank, n])
     }
 }
 pub use crate::gemm::raster;
+
+/// A copy-engine load of one k-tile: the box of `map` at `coords` (innermost, K, first) to shared
+/// byte offset `at` of a stage, in the blocks of `mask` (bit `r`: rank `r`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BoxLoad {
+    /// `false`: A's map (`BM x BK` boxes); `true`: B's (`B_BOX_ROWS x BK`).
+    pub b: bool,
+    /// The box's coordinates `(k, row)`.
+    pub coords: [i64; 2],
+    /// Bytes into the stage.
+    pub at: i64,
+    /// The blocks it lands in.
+    pub mask: u16,
+}
+
+/// The loads block `rank` issues for k-tile `kt` of its tile `blk`: its A box, and its half of
+/// B's tile, multicast to both blocks of the cluster. Together, the two blocks' loads fill each
+/// stage once: A's `BM x BK` at 0, B's `BN x BK` at [`B_AT`].
+pub const fn loads(blk: [i64; 2], kt: i64, rank: i64) -> [BoxLoad; 2] {
+    [
+        BoxLoad {
+            b: false,
+            coords: [kt * BK, blk[0] * BM],
+            at: 0,
+            mask: 1 << rank,
+        },
+        BoxLoad {
+            b: true,
+            coords: [kt * BK, blk[1] * BN + rank * B_BOX_ROWS],
+            at: B_AT + rank * B_BOX_ROWS * BK * 2,
+            mask: (1 << CLUSTER_M) - 1,
+        },
+    ]
+}
+
+/// The shared-memory descriptors of warpgroup `wg`'s A and of B for k-block `kb` of the stage at
+/// shared address `stage` (1024-aligned).
+#[inline(always)]
+pub const fn descriptors(stage: u32, wg: i64, kb: i64) -> [u64; 2] {
+    // the warpgroup's 64 rows of A: 64 rows of 128 bytes into the stage
+    let a = ((stage as i64 + wg * 64 * BK * 2) >> 4) as u64;
+    let b = ((stage as i64 + B_AT) >> 4) as u64;
+    [DESC_A[kb as usize] + a, DESC_B[kb as usize] + b]
+}
+
+/// Where accumulator `v` of the consumer thread whose [`C_PLAN`] origin is `o` goes in the
+/// epilogue: chunk `v / 32` of its warpgroup's (`o[0] / 64`) staging, at `(row, column)` of the
+/// chunk's `64 x EPI_N` tile.
+#[inline(always)]
+pub const fn chunk_coord(o: [i64; 2], v: i64) -> (i64, [i64; 2]) {
+    place_in_chunk(o, C_PLAN.value(v), v)
+}
+/// [`chunk_coord`] given accumulator `v`'s [`C_PLAN`] value `c`.
+#[inline(always)]
+const fn place_in_chunk(o: [i64; 2], c: [i64; 2], v: i64) -> (i64, [i64; 2]) {
+    let chunk = v / (128 / (BN / EPI_N));
+    (chunk, [o[0] % 64 + c[0], o[1] + c[1] - EPI_N * chunk])
+}
 
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
 mod dev {
     use super::*;
     use crate::device::{
-        block_x, dynamic_smem, grid_x, mbarrier_arrive, mbarrier_arrive_expect_tx, mbarrier_init,
-        mbarrier_wait, named_barrier, smem_addr, st_shared_v2, sync_threads, tensormap_acquire,
-        thread_x, tma_load_2d, trap,
+        cluster_rank, cluster_sync, cluster_x, clusters_x, dynamic_smem, mbarrier_arrive_cluster,
+        mbarrier_arrive_expect_tx, mbarrier_init, mbarrier_wait, named_barrier, smem_addr,
+        st_shared_v2, tensormap_acquire, thread_x, tma_load_2d, tma_load_2d_multicast, trap,
     };
     use crate::gemm::dev::store_tile;
-    use crate::gemm::{GemmIn, GemmTmaParams, A_ELEMS};
+    use crate::gemm::{GemmIn, GemmParams, GemmTmaParams};
     use crate::mem::Gmem;
     use crate::rmsnorm::Elem;
     use core::arch::asm;
@@ -165,8 +255,9 @@ mod dev {
     /// The kernel.
     ///
     /// # Safety
-    /// As `gemm::gemm_tma` (the same parameters and tensor maps), with [`THREADS`] threads,
-    /// [`SMEM_BYTES`] of shared memory and any number of blocks.
+    /// As `gemm::gemm_tma` (the same parameters; B's tensor map with boxes of [`B_BOX_ROWS`]` x
+    /// BK`), with [`THREADS`] threads, [`SMEM_BYTES`] of shared memory, clusters of
+    /// [`CLUSTER_M`] blocks, and any number of clusters.
     #[inline(always)]
     pub unsafe fn gemm_sm90<I: GemmIn, O: Elem>(t: GemmTmaParams<Gmem<I>, Gmem<O>>) {
         let p = &t.g;
@@ -182,69 +273,94 @@ mod dev {
             let mut s = 0;
             while s < STAGES {
                 mbarrier_init(full(s), 1);
-                mbarrier_init(empty(s), 2);
+                mbarrier_init(empty(s), 2 * CLUSTER_M as u32);
                 s += 1;
             }
             tensormap_acquire(t.a_map);
             tensormap_acquire(t.b_map);
         }
-        sync_threads();
-        let (block, grid) = (block_x(), grid_x());
+        // the partner's barriers are initialised before anything reaches them
+        cluster_sync();
+        let (cluster, clusters, rank) = (cluster_x(), clusters_x(), cluster_rank());
+        let turn = |i: i64| tile_of(cluster, clusters, rank, i, tiles);
         if tid < 128 {
             asm!("setmaxnreg.dec.sync.aligned.u32 {r};", r = const PRODUCER_REGS,
                  options(nostack, preserves_flags));
-            if tid != 0 {
-                return;
-            }
-            // k-tile `it` of the block (over all its tiles) goes to stage `it % STAGES`, its
-            // `it / STAGES`-th use
-            let mut it = 0i64;
-            let mut i = 0;
-            while let Some(blk) = tile_of(block, grid, i, tiles) {
-                let mut kt = 0;
-                while kt < ktiles {
-                    let (s, round) = (it % STAGES, it / STAGES);
-                    if round > 0 {
-                        mbarrier_wait(empty(s), ((round - 1) & 1) as u32);
+            if tid == 0 {
+                // k-tile `it` of the block (over all its tiles) goes to stage `it % STAGES`,
+                // its `it / STAGES`-th use; the stage is free once both blocks' consumers
+                // released its previous use (the partner's half of B lands here too)
+                let mut it = 0i64;
+                let mut i = 0;
+                while let Some(blk) = turn(i) {
+                    let mut kt = 0;
+                    while kt < ktiles {
+                        let (s, round) = (it % STAGES, it / STAGES);
+                        if round > 0 {
+                            mbarrier_wait(empty(s), ((round - 1) & 1) as u32);
+                        }
+                        mbarrier_arrive_expect_tx(full(s), STAGE_BYTES as u32);
+                        let [a, b] = loads(blk, kt, rank);
+                        let (ka, kb) = (a.coords[0] as i32, b.coords[0] as i32);
+                        let at = stage(s) + a.at as u32;
+                        tma_load_2d(at, t.a_map, ka, a.coords[1] as i32, full(s));
+                        let at = stage(s) + b.at as u32;
+                        tma_load_2d_multicast(at, t.b_map, kb, b.coords[1] as i32, full(s), b.mask);
+                        it += 1;
+                        kt += 1;
                     }
-                    mbarrier_arrive_expect_tx(full(s), STAGE_BYTES as u32);
-                    let k0 = (kt * BK) as i32;
-                    tma_load_2d(stage(s), t.a_map, k0, (blk[0] * BM) as i32, full(s));
-                    let b = stage(s) + (2 * A_ELEMS) as u32;
-                    tma_load_2d(b, t.b_map, k0, (blk[1] * BN) as i32, full(s));
-                    it += 1;
-                    kt += 1;
+                    i += 1;
                 }
-                i += 1;
             }
-            return;
+        } else {
+            asm!("setmaxnreg.inc.sync.aligned.u32 {r};", r = const CONSUMER_REGS,
+                 options(nostack, preserves_flags));
+            consume::<I, O>(p, tid - 128, ktiles, stage, full, empty, turn);
         }
-        asm!("setmaxnreg.inc.sync.aligned.u32 {r};", r = const CONSUMER_REGS,
-             options(nostack, preserves_flags));
-        let ct = tid - 128;
+        // no block leaves while its partner may still signal its barriers
+        cluster_sync();
+    }
+
+    /// A consumer thread (`ct` of [`CONSUMERS`]): its warpgroup's wgmmas over each turn's
+    /// k-tiles, each stage released to both blocks' producers, then the epilogue.
+    #[inline(always)]
+    unsafe fn consume<I: GemmIn, O: Elem>(
+        p: &GemmParams<Gmem<I>, Gmem<O>>,
+        ct: i64,
+        ktiles: i64,
+        stage: impl Fn(i64) -> u32,
+        full: impl Fn(i64) -> u32,
+        empty: impl Fn(i64) -> u32,
+        turn: impl Fn(i64) -> Option<[i64; 2]>,
+    ) {
         let wg = ct / 128;
-        // this warpgroup's 64 rows of A: 64 rows of 128 bytes into the stage
-        let wg_rows = (wg * 64 * 128) as u32;
+        let o = C_PLAN.thread(ct);
         let signals = ct % 128 == 0;
-        let tc = C_PLAN.thread(ct);
+        let release = |s: i64| {
+            if signals {
+                let mut r = 0;
+                while r < CLUSTER_M {
+                    mbarrier_arrive_cluster(empty(s), r);
+                    r += 1;
+                }
+            }
+        };
         macro_rules! consumer {
             ($($d:ident)*) => {
                 $(let mut $d = 0f32;)*
                 let mut it = 0i64;
                 let mut i = 0;
-                while let Some(blk) = tile_of(block, grid, i, tiles) {
+                while let Some(blk) = turn(i) {
                     let mut kt = 0;
                     while kt < ktiles {
                         let s = it % STAGES;
                         mbarrier_wait(full(s), ((it / STAGES) & 1) as u32);
-                        let sa = ((stage(s) + wg_rows) >> 4) as u64;
-                        let sb = ((stage(s) + (2 * A_ELEMS) as u32) >> 4) as u64;
                         asm!("wgmma.fence.sync.aligned;", options(nostack, preserves_flags));
                         let mut kb = 0;
                         while kb < K_BLOCKS {
                             // the tile's first k-block overwrites the accumulators
                             let acc = (kt > 0 || kb > 0) as u32;
-                            let (da, db) = (DESC_A[kb as usize] + sa, DESC_B[kb as usize] + sb);
+                            let [da, db] = descriptors(stage(s), wg, kb);
                             if I::BF16 {
                                 wgmma_m64n256k16!("bf16", da, db, acc; $($d)*);
                             } else {
@@ -256,8 +372,8 @@ mod dev {
                              "wgmma.wait_group.sync.aligned 1;",
                              options(nostack, preserves_flags));
                         // the previous k-tile's wgmmas are done: its stage is free
-                        if kt > 0 && signals {
-                            mbarrier_arrive(empty((it + STAGES - 1) % STAGES));
+                        if kt > 0 {
+                            release((it + STAGES - 1) % STAGES);
                         }
                         it += 1;
                         kt += 1;
@@ -268,23 +384,20 @@ mod dev {
                     let kept = (it + STAGES - 1) % STAGES;
                     let out = Chunk {
                         at: stage(kept) + (wg * EPI_BYTES) as u32,
-                        origin: [tc[0] - 64 * wg, tc[1]],
+                        o,
                         alpha: p.alpha,
                     };
                     let plan = if O::BITS == 32 { &STORE_32 } else { &STORE_16 };
                     unroll4!(chunk => {
                         const { assert!(BN / EPI_N == 4) };
-                        let out = Chunk { origin: [out.origin[0], out.origin[1] - EPI_N * chunk], ..out };
-                        let pick = |v: i64| v / (128 / 4) == chunk;
+                        let pick = |v: i64| chunk_coord(o, v).0 == chunk;
                         each_pair!(out, pick, 0; $($d)*);
                         named_barrier(2 + wg as u32, 128);
                         let at = [2 * blk[0] + wg, (BN / EPI_N) * blk[1] + chunk];
                         store_tile(p, plan, at, ct % 128, out.at, EPI_PITCH);
                         named_barrier(2 + wg as u32, 128);
                     });
-                    if signals {
-                        mbarrier_arrive(empty(kept));
-                    }
+                    release(kept);
                     i += 1;
                 }
             };
@@ -293,20 +406,19 @@ mod dev {
     }
 
     /// A warpgroup's staging of one chunk of C: shared address of its `64 x EPI_N` `f32` tile
-    /// (pitch [`EPI_PITCH`]), the thread's [`C_PLAN`] origin relative to the chunk.
+    /// (pitch [`EPI_PITCH`]), the consumer thread's [`C_PLAN`] origin, alpha.
     #[derive(Clone, Copy)]
     struct Chunk {
         at: u32,
-        origin: [i64; 2],
+        o: [i64; 2],
         alpha: f32,
     }
     impl Chunk {
-        /// Accumulators `v` and `v + 1` (neighbours in a row, checked in `gemm_sm90`), times
-        /// alpha, into the chunk.
+        /// Accumulators `v` and `v + 1` (neighbours in a row, checked above), times alpha, at
+        /// their [`chunk_coord`].
         #[inline(always)]
         unsafe fn pair(&self, v: i64, x: f32, y: f32) {
-            let c = C_PLAN.value(v);
-            let (r, col) = (self.origin[0] + c[0], self.origin[1] + c[1]);
+            let (_, [r, col]) = chunk_coord(self.o, v);
             let at = self.at + 4 * (r * EPI_PITCH + col) as u32;
             st_shared_v2(at, [(self.alpha * x).to_bits(), (self.alpha * y).to_bits()]);
         }

@@ -306,31 +306,39 @@ sm90a_kernels! {
     gemm_sm90_f16_f32 => gemm_sm90::gemm_sm90 [f16, f32] (gemm::GemmTmaParams<mem::Gmem<f16>, mem::Gmem<f32>>),
 }
 
-/// Declares entries' launch bounds, `name => threads`: the most threads per block the entry is
-/// launched with, which `ptxas` needs to know (`.maxntid`) to budget registers for a kernel that
-/// moves them between warpgroups with `setmaxnreg`. rustc cannot write the directive, so each
-/// becomes a `u32` global `<name>__maxntid` in the PTX, and the build (`build.rs`) writes
-/// `.maxntid threads, 1, 1` into that entry's header.
-macro_rules! launch_bounds {
-    ($($name:ident => $threads:expr),* $(,)?) => {
-        $(
-            #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
-            #[export_name = concat!(stringify!($name), "__maxntid")]
-            #[doc = concat!("`", stringify!($name), "`'s launch bound (see `launch_bounds!`).")]
-            pub static $name: u32 = $threads as u32;
-        )*
+/// Declares PTX performance directives of entries, `directive: name => value, ...`: `maxntid`
+/// (the most threads per block the entry is launched with, which `ptxas` needs to budget
+/// registers for a kernel that moves them between warpgroups with `setmaxnreg`) or
+/// `reqnctapercluster` (the blocks per cluster it must be launched with; a plain launch then
+/// makes clusters). rustc cannot write these directives, so each becomes a `u32` global
+/// `<name>__<directive>` in the PTX, and the build (`build.rs`) writes `.<directive> value, 1, 1`
+/// into that entry's header.
+macro_rules! ptx_directives {
+    ($directive:ident: $($name:ident => $value:expr),* $(,)?) => {
+        /// See `ptx_directives!`.
+        #[allow(non_upper_case_globals)]
+        pub mod $directive {
+            $(
+                #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
+                #[export_name = concat!(stringify!($name), "__", stringify!($directive))]
+                #[doc = concat!("`", stringify!($name), "`'s `.", stringify!($directive), "`.")]
+                pub static $name: u32 = $value as u32;
+            )*
+        }
     };
 }
 
-/// Launch bounds of the entries that use `setmaxnreg`.
-#[allow(non_upper_case_globals)]
-pub mod maxntid {
-    launch_bounds! {
-        gemm_sm90_bf16_bf16 => crate::gemm_sm90::THREADS,
-        gemm_sm90_bf16_f32 => crate::gemm_sm90::THREADS,
-        gemm_sm90_f16_f16 => crate::gemm_sm90::THREADS,
-        gemm_sm90_f16_f32 => crate::gemm_sm90::THREADS,
-    }
+ptx_directives! { maxntid:
+    gemm_sm90_bf16_bf16 => crate::gemm_sm90::THREADS,
+    gemm_sm90_bf16_f32 => crate::gemm_sm90::THREADS,
+    gemm_sm90_f16_f16 => crate::gemm_sm90::THREADS,
+    gemm_sm90_f16_f32 => crate::gemm_sm90::THREADS,
+}
+ptx_directives! { reqnctapercluster:
+    gemm_sm90_bf16_bf16 => crate::gemm_sm90::CLUSTER_M,
+    gemm_sm90_bf16_f32 => crate::gemm_sm90::CLUSTER_M,
+    gemm_sm90_f16_f16 => crate::gemm_sm90::CLUSTER_M,
+    gemm_sm90_f16_f32 => crate::gemm_sm90::CLUSTER_M,
 }
 
 /// Every entry point of every arch's PTX: [`KERNELS`], [`GEMM_KERNELS`], [`PEAK_KERNELS`]

@@ -340,7 +340,14 @@ pub fn bench_gemm<I: GemmIn, O: GemmOut + blas::GemmOut<I>>(
             g.time(5, reps, || {
                 g.gemm_mapped(kind, &maps, &da, &db, &mut dc, 1.0, 0.0)
             })
-            .map(|(ms, _)| GemmTiming::of(what(kind.name()), &ms, flops))
+            .map(|(ms, _)| {
+                let mut who = what(kind.name());
+                if kind == MappedGemm::Sm90 {
+                    let c = tessel_gpu::gemm_sm90::CLUSTER_M;
+                    who += &format!(" ({} clusters of {c})", g.sm90_clusters());
+                }
+                GemmTiming::of(who, &ms, flops)
+            })
         })
         .collect();
     let last = time_blas(&mut dc);

@@ -263,6 +263,8 @@ pub struct Gpu {
     name: String,
     arch: String,
     sms: u32,
+    /// `gemm_sm90`'s clusters resident at once (0 without sm_90a PTX).
+    sm90_clusters: i64,
     smem_optin: i64,
     rmsnorm_smem: i64,
 }
@@ -338,6 +340,23 @@ impl Gpu {
             .ctx(|| format!("{k}: {rmsnorm_smem} bytes of shared memory"))?;
             kernels.insert(k, f);
         }
+        // gemm_sm90's clusters that fit on the device at once (its grid)
+        let sm90_clusters = match kernels.get("gemm_sm90_bf16_bf16") {
+            Some(f) => {
+                use tessel_gpu::gemm_sm90::{CLUSTER_M, SMEM_BYTES, THREADS};
+                let cfg = LaunchConfig {
+                    grid_dim: (CLUSTER_M as u32, 1, 1),
+                    block_dim: (THREADS as u32, 1, 1),
+                    shared_mem_bytes: SMEM_BYTES as u32,
+                };
+                let stream = ctx.default_stream();
+                i64::from(
+                    f.occupancy_max_active_clusters(cfg, &stream)
+                        .ctx(|| "gemm_sm90: clusters that fit at once".into())?,
+                )
+            }
+            None => 0,
+        };
         // one stream, ordered: cudarc's per-buffer event tracking would only add work per launch
         // SAFETY: every launch and copy of this type goes to the one stream.
         unsafe { ctx.disable_event_tracking() };
@@ -351,6 +370,7 @@ impl Gpu {
             sms,
             smem_optin,
             rmsnorm_smem,
+            sm90_clusters,
         })
     }
 
@@ -361,6 +381,11 @@ impl Gpu {
     /// `sm_XX`.
     pub fn arch(&self) -> &str {
         &self.arch
+    }
+    /// `gemm_sm90`'s clusters resident at once: its grid is at most this many clusters (0
+    /// without sm_90a PTX).
+    pub fn sm90_clusters(&self) -> i64 {
+        self.sm90_clusters
     }
     /// Multiprocessors.
     pub fn sms(&self) -> u32 {
@@ -541,7 +566,10 @@ impl Gpu {
         }
         let p = gemm::GemmTmaParams {
             a_map: maps.a.ptr(),
-            b_map: maps.b.ptr(),
+            b_map: match kind {
+                MappedGemm::Tma => maps.b.ptr(),
+                MappedGemm::Sm90 => maps.b_half.ptr(),
+            },
             g: gemm::GemmParams {
                 a: a.param("a")?,
                 b: b.param("b")?,
@@ -554,18 +582,29 @@ impl Gpu {
             .map_err(|why| GpuError::Invalid(format!("{name}: {why}")))?;
         let (threads, smem_bytes, blocks) = match kind {
             MappedGemm::Tma => (gemm::THREADS, gemm::TMA_SMEM_BYTES, p.g.blocks()),
-            // persistent: a block per SM at most
-            MappedGemm::Sm90 => (
-                tessel_gpu::gemm_sm90::THREADS,
-                tessel_gpu::gemm_sm90::SMEM_BYTES,
-                p.g.blocks().min(i64::from(self.sms)),
-            ),
+            // persistent: as many clusters as run at once, none idle
+            MappedGemm::Sm90 => {
+                use tessel_gpu::gemm_sm90::{CLUSTER_M, SMEM_BYTES, THREADS};
+                let [m, n, _] = p.g.mnk().unwrap_or([0, 0, 0]);
+                let pairs = (m + CLUSTER_M * gemm::BM - 1) / (CLUSTER_M * gemm::BM)
+                    * ((n + gemm::BN - 1) / gemm::BN);
+                (
+                    THREADS,
+                    SMEM_BYTES,
+                    CLUSTER_M * pairs.min(self.sm90_clusters),
+                )
+            }
         };
         let g = Geometry {
             grid: [blocks, 1],
             threads,
             smem_bytes,
         };
+        if g.grid[0] < 1 {
+            return Err(GpuError::Invalid(format!(
+                "{name}: no cluster of its blocks ({threads} threads, {smem_bytes} bytes of shared memory each) fits on this device"
+            )));
+        }
         if g.smem_bytes > self.rmsnorm_smem || g.grid[0] > i64::from(i32::MAX) {
             return Err(GpuError::Invalid(format!(
                 "{name}: {} bytes of shared memory ({} allowed), {} blocks",

@@ -175,10 +175,13 @@ pub fn encode_2d<T: TmaElem>(
 /// stages).
 #[derive(Debug)]
 pub struct GemmMaps {
-    /// A's.
+    /// A's: boxes of `BM x BK`.
     pub a: TensorMap,
-    /// B's.
+    /// B's: boxes of `BN x BK` (`gemm_tma`).
     pub b: TensorMap,
+    /// B's: boxes of `B_BOX_ROWS x BK`, half of B's tile (`gemm_sm90`'s blocks each load one
+    /// and multicast it to both blocks of their cluster).
+    pub b_half: TensorMap,
 }
 
 impl GemmMaps {
@@ -186,9 +189,11 @@ impl GemmMaps {
     /// bytes (`Err` names what is not).
     pub fn new<I: TmaElem>(g: &Gpu, a: &DeviceTensor<I>, b: &DeviceTensor<I>) -> Result<Self> {
         use tessel_gpu::gemm::{BK, BM, BN};
+        use tessel_gpu::gemm_sm90::B_BOX_ROWS;
         Ok(GemmMaps {
             a: encode_2d(g, a, [BM, BK], TmaSwizzle::B128)?,
             b: encode_2d(g, b, [BN, BK], TmaSwizzle::B128)?,
+            b_half: encode_2d(g, b, [B_BOX_ROWS, BK], TmaSwizzle::B128)?,
         })
     }
     /// Were they built from `a` and `b`?
