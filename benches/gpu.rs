@@ -84,6 +84,19 @@ fn gpu(c: &mut Criterion) {
     group.bench_function("gemm_sm80", |b| {
         b.iter_custom(|iters| events(&g, iters, || g.gemm(&ga, &gb, &mut gc, 1.0, 0.0)))
     });
+    use host::gpu::MappedGemm;
+    if g.has_mapped_gemm::<half::bf16, half::bf16>(MappedGemm::Sm90) {
+        let maps = host::tma::GemmMaps::new(&g, &ga, &gb).unwrap();
+        group.bench_function("gemm_sm90", |b| {
+            b.iter_custom(|iters| {
+                events(&g, iters, || {
+                    g.gemm_mapped(MappedGemm::Sm90, &maps, &ga, &gb, &mut gc, 1.0, 0.0)
+                })
+            })
+        });
+    } else {
+        eprintln!("benches/gpu: gemm_sm90 SKIPPED, the loaded PTX has no sm_90a kernels");
+    }
     match host::blas::Blas::new(&g) {
         Ok(blas) => {
             group.bench_function("cublas", |b| {

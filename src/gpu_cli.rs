@@ -674,9 +674,7 @@ pub fn bench(a: BenchArgs) -> ExitCode {
         // at the GEMM's occupancy: one block of 8 warps per SM
         let _ = show(gemm::bench_mma_peak::<bf16>(&g, 1, r));
         // the tensor cores' own ceiling (wgmma), where the PTX has it (TESSEL_ARCH with sm_90a)
-        if let Some(t) = gemm::bench_wgmma_peak(&g, r) {
-            let _ = show(t);
-        }
+        let wpeak = gemm::bench_wgmma_peak(&g, r).and_then(|t| show(t).ok());
         let sizes: Vec<[usize; 3]> = if a.sizes.is_empty() {
             vec![[4096; 3], [8192; 3]]
         } else {
@@ -697,6 +695,9 @@ pub fn bench(a: BenchArgs) -> ExitCode {
                             let mut vs = vec![];
                             if let Ok(p) = &peak {
                                 vs.push(format!("{:.1}% of the mma.sync ceiling", 100.0 * t / p));
+                            }
+                            if let Some(p) = wpeak {
+                                vs.push(format!("{:.1}% of the wgmma ceiling", 100.0 * t / p));
                             }
                             if let Some(c) = blas {
                                 vs.push(format!("{:.1}% of cuBLAS", 100.0 * t / c));

@@ -303,9 +303,8 @@ pub struct GemmBench {
 }
 
 /// Times `gemm_<I>_<O>`, `gemm_tma_<I>_<O>`, `gemm_sm90_<I>_<O>` and cuBLAS at `m x n x k`
-/// (`beta` 0) on the same random inputs in the same run; cuBLAS before and after the others, its
-/// faster median reported (the device's clocks drop as it heats, which would favour whoever runs
-/// first).
+/// (`beta` 0) on the same random inputs in the same run, launch by launch in turn
+/// ([`Gpu::time_interleaved`]: each sees the device as hot as the others), each into its own C.
 pub fn bench_gemm<I: GemmIn, O: GemmOut + blas::GemmOut<I>>(
     g: &Gpu,
     [m, n, k]: [usize; 3],
@@ -314,59 +313,67 @@ pub fn bench_gemm<I: GemmIn, O: GemmOut + blas::GemmOut<I>>(
 ) -> Result<GemmBench> {
     let da = g.upload(&rng.fill::<I>(m * k), row_major(m as i64, k as i64)?)?;
     let db = g.upload(&rng.fill::<I>(n * k), row_major(n as i64, k as i64)?)?;
-    let mut dc: DeviceTensor<O> = g.filled(row_major(m as i64, n as i64)?, O::poison())?;
+    let c = || -> Result<DeviceTensor<O>> { g.filled(row_major(m as i64, n as i64)?, O::poison()) };
     let flops = 2.0 * (m * n * k) as f64;
     let what = |who: &str| format!("{who}_{}_{} {m}x{n}x{k}", I::NAME, O::NAME);
-    // cuBLAS both first and last (the clocks fall as the device heats): its faster run counts
     let blas = match Blas::new(g) {
         Ok(b) => Some(b),
         Err(GpuError::NoBlas(_)) => None,
         Err(e) => return Err(e),
     };
-    let time_blas = |dc: &mut DeviceTensor<O>| {
-        blas.as_ref().map(|b| {
-            g.time(5, reps, || b.gemm_tn(&da, &db, dc, 1.0, 0.0))
-                .map(|(ms, _)| ms)
-        })
+    let mapped: Vec<MappedGemm> = MappedGemm::ALL
+        .into_iter()
+        .filter(|&kind| g.has_mapped_gemm::<I, O>(kind))
+        .collect();
+    let maps = if mapped.is_empty() {
+        None
+    } else {
+        Some(crate::tma::GemmMaps::new(g, &da, &db)?)
     };
-    let first = time_blas(&mut dc);
-    let (ms, _) = g.time(5, reps, || g.gemm(&da, &db, &mut dc, 1.0, 0.0))?;
-    let ours = GemmTiming::of(what("gemm"), &ms, flops);
-    let mapped = MappedGemm::ALL
+    let mut c_ours = c()?;
+    let mut ours = || g.gemm(&da, &db, &mut c_ours, 1.0, 0.0);
+    let mut c_mapped = mapped.iter().map(|_| c()).collect::<Result<Vec<_>>>()?;
+    let mut mapped_fs: Vec<_> = mapped
         .iter()
-        .filter(|&&kind| g.has_mapped_gemm::<I, O>(kind))
-        .map(|&kind| {
-            let maps = crate::tma::GemmMaps::new(g, &da, &db)?;
-            g.time(5, reps, || {
-                g.gemm_mapped(kind, &maps, &da, &db, &mut dc, 1.0, 0.0)
-            })
-            .map(|(ms, _)| {
-                let mut who = what(kind.name());
-                if kind == MappedGemm::Sm90 {
-                    let c = tessel_gpu::gemm_sm90::CLUSTER_M;
-                    who += &format!(" ({} clusters of {c})", g.sm90_clusters());
-                }
-                GemmTiming::of(who, &ms, flops)
-            })
+        .zip(&mut c_mapped)
+        .map(|(&kind, dc)| {
+            let maps = maps.as_ref();
+            let (da, db) = (&da, &db);
+            move || match maps {
+                Some(maps) => g.gemm_mapped(kind, maps, da, db, dc, 1.0, 0.0),
+                None => Ok(()),
+            }
         })
         .collect();
-    let last = time_blas(&mut dc);
-    let blas = match (first, last) {
-        (Some(Ok(a)), Some(Ok(b))) => {
-            let best = if a[a.len() / 2] <= b[b.len() / 2] {
-                a
-            } else {
-                b
-            };
-            Some(Ok(GemmTiming::of(
-                what("cublas (faster of before/after)"),
-                &best,
-                flops,
-            )))
-        }
-        (Some(Err(e)), _) | (_, Some(Err(e))) => Some(Err(e)),
-        _ => None,
+    let mut c_blas = c()?;
+    let mut theirs = || match &blas {
+        Some(b) => b.gemm_tn(&da, &db, &mut c_blas, 1.0, 0.0),
+        None => Ok(()),
     };
+    let mut fs: Vec<&mut dyn FnMut() -> Result<()>> = vec![&mut ours];
+    for f in &mut mapped_fs {
+        fs.push(f);
+    }
+    if blas.is_some() {
+        fs.push(&mut theirs);
+    }
+    let ms = g.time_interleaved(5, reps, &mut fs)?;
+    let ours = GemmTiming::of(what("gemm"), &ms[0], flops);
+    let mapped = mapped
+        .iter()
+        .zip(&ms[1..])
+        .map(|(&kind, ms)| {
+            let mut who = what(kind.name());
+            if kind == MappedGemm::Sm90 {
+                let c = tessel_gpu::gemm_sm90::CLUSTER_M;
+                who += &format!(" ({} clusters of {c})", g.sm90_clusters());
+            }
+            Ok(GemmTiming::of(who, ms, flops))
+        })
+        .collect();
+    let blas = blas
+        .is_some()
+        .then(|| Ok(GemmTiming::of(what("cublas"), &ms[ms.len() - 1], flops)));
     Ok(GemmBench { ours, mapped, blas })
 }
 

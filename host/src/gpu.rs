@@ -781,6 +781,48 @@ impl Gpu {
         Ok((ms, host.as_secs_f64() * 1e6 / reps.max(1) as f64))
     }
 
+    /// Times several functions launch by launch in turn (`fs[0]`, `fs[1]`, .., `fs[0]`, ..), CUDA
+    /// events around each launch: `warmup` untimed rounds, then `reps` timed ones; the
+    /// milliseconds of each function's runs, sorted. Interleaved so that each sees the same
+    /// device: its clocks fall as it heats, which would favour whichever ran first if each were
+    /// timed in a block of its own.
+    pub fn time_interleaved(
+        &self,
+        warmup: usize,
+        reps: usize,
+        fs: &mut [&mut dyn FnMut() -> Result<()>],
+    ) -> Result<Vec<Vec<f64>>> {
+        for _ in 0..warmup {
+            for f in fs.iter_mut() {
+                f()?;
+            }
+        }
+        self.sync()?;
+        let timing = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let mut events = Vec::with_capacity(reps * fs.len());
+        for _ in 0..reps * fs.len() {
+            let a = self.ctx.new_event(timing).ctx(|| "event".into())?;
+            let b = self.ctx.new_event(timing).ctx(|| "event".into())?;
+            events.push((a, b));
+        }
+        for round in events.chunks(fs.len()) {
+            for ((a, b), f) in round.iter().zip(fs.iter_mut()) {
+                a.record(&self.stream).ctx(|| "event record".into())?;
+                f()?;
+                b.record(&self.stream).ctx(|| "event record".into())?;
+            }
+        }
+        self.sync()?;
+        let mut ms = vec![Vec::with_capacity(reps); fs.len()];
+        for (i, (a, b)) in events.iter().enumerate() {
+            ms[i % fs.len()].push(a.elapsed_ms(b).ctx(|| "event time".into())? as f64);
+        }
+        for m in &mut ms {
+            m.sort_by(f64::total_cmp);
+        }
+        Ok(ms)
+    }
+
     /// `words` in device memory (a tensor map's 128 bytes: 64-byte aligned, as every allocation).
     pub(crate) fn upload_words(&self, words: &[u64]) -> Result<CudaSlice<u64>> {
         self.stream
