@@ -86,7 +86,7 @@ fn gpu(c: &mut Criterion) {
     });
     use host::gpu::MappedGemm;
     if g.has_mapped_gemm::<half::bf16, half::bf16>(MappedGemm::Sm90) {
-        let maps = host::tma::GemmMaps::new(&g, &ga, &gb).unwrap();
+        let maps = host::tma::GemmMaps::new(&g, &ga, &gb, &gc).unwrap();
         group.bench_function("gemm_sm90", |b| {
             b.iter_custom(|iters| {
                 events(&g, iters, || {

@@ -206,3 +206,34 @@ fn gemm_main_loops_are_unrolled() {
         }
     }
 }
+
+/// The sm_90a entries (wgmma) are in the sm_90a PTX, without local memory or calls, and
+/// `gemm_sm90`'s carry the directives `ptx_directives!` declares: `.maxntid` (so that `ptxas`
+/// budgets registers for the block `setmaxnreg` reshapes) and `.reqnctapercluster` (its
+/// launches make clusters of `CLUSTER_M`), written by build.rs into the entry's header.
+#[test]
+fn sm90a_entries_and_their_directives() {
+    let Some((_, ptx)) = tessel::ptx::PTX.iter().find(|(a, _)| *a == "sm_90a") else {
+        eprintln!("SKIPPED: no sm_90a PTX built (TESSEL_ARCH)");
+        return;
+    };
+    for k in tessel_gpu::SM90A_KERNELS.iter().map(|k| k.name) {
+        let body = entry(ptx, k);
+        for bad in [".local", "call"] {
+            assert!(!body.contains(bad), "{k}: `{bad}` in the PTX");
+        }
+        let header = &body[..body.find("\n{\n").expect("the body")];
+        let has = |d: &str| header.lines().any(|l| l == d);
+        if k.starts_with("gemm_sm90_") {
+            let threads = tessel_gpu::gemm_sm90::THREADS;
+            let cluster = tessel_gpu::gemm_sm90::CLUSTER_M;
+            assert!(has(&format!(".maxntid {threads}, 1, 1")), "{k}: {header}");
+            assert!(
+                has(&format!(".reqnctapercluster {cluster}, 1, 1")),
+                "{k}: {header}"
+            );
+        } else {
+            assert!(!header.contains(".maxntid"), "{k}: {header}");
+        }
+    }
+}

@@ -509,3 +509,50 @@ pub unsafe fn tma_load_2d_multicast(
          d = in(reg32) dst, m = in(reg64) map, x = in(reg32) c0, y = in(reg32) c1,
          b = in(reg32) bar, k = in(reg16) mask, options(nostack, preserves_flags));
 }
+
+/// `fence.proxy.async.shared::cta`: this thread's shared-memory writes are seen by the async
+/// proxy (the copy engine, wgmma) after it.
+#[inline(always)]
+pub fn fence_proxy_async_shared() {
+    // SAFETY: a fence.
+    unsafe { asm!("fence.proxy.async.shared::cta;", options(nostack, preserves_flags)) };
+}
+
+/// `cp.async.bulk.tensor.2d.global.shared::cta.bulk_group`: the copy engine stores the box at
+/// shared address `src` (laid out as the tensor map's swizzle says) to the tensor map's tensor at
+/// coordinates `(c0, c1)` (`c0` the innermost); elements outside the tensor are not written.
+/// Completes with [`bulk_commit`] / [`bulk_wait_read`].
+///
+/// # Safety
+/// `map` a valid tensor map of global memory (after [`tensormap_acquire`]); `src` aligned for
+/// the swizzle (1024 bytes for 128-byte modes) and holding the box, written before a
+/// [`fence_proxy_async_shared`].
+#[inline(always)]
+pub unsafe fn tma_store_2d(map: *const u8, src: u32, c0: i32, c1: i32) {
+    asm!("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [{m}, {{{x}, {y}}}], [{s}];",
+         m = in(reg64) map, s = in(reg32) src, x = in(reg32) c0, y = in(reg32) c1,
+         options(nostack, preserves_flags));
+}
+
+/// `cp.async.bulk.commit_group`: this thread's bulk copies so far form a group.
+#[inline(always)]
+pub fn bulk_commit() {
+    // SAFETY: bookkeeping of this thread's copies.
+    unsafe { asm!("cp.async.bulk.commit_group;", options(nostack, preserves_flags)) };
+}
+
+/// `cp.async.bulk.wait_group.read N`: this thread's bulk groups but the last `N` have finished
+/// reading their shared-memory sources (which may be written again).
+#[inline(always)]
+pub fn bulk_wait_read<const N: u32>() {
+    // SAFETY: waits.
+    unsafe { asm!("cp.async.bulk.wait_group.read {n};", n = const N, options(nostack, preserves_flags)) };
+}
+
+/// `cp.async.bulk.wait_group N`: this thread's bulk groups but the last `N` are complete (their
+/// writes done).
+#[inline(always)]
+pub fn bulk_wait<const N: u32>() {
+    // SAFETY: waits.
+    unsafe { asm!("cp.async.bulk.wait_group {n};", n = const N, options(nostack, preserves_flags)) };
+}

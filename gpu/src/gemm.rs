@@ -416,8 +416,12 @@ impl<A: layout_core::Engine, C: layout_core::Engine> GemmParams<A, C> {
 pub struct GemmTmaParams<A, C> {
     /// A's tensor map: boxes of `BM x BK`, 128-byte swizzle.
     pub a_map: *const u8,
-    /// B's tensor map: boxes of `BN x BK`, 128-byte swizzle.
+    /// B's tensor map: boxes of `BN x BK`, 128-byte swizzle (`gemm_sm90`: `B_BOX_ROWS x BK`).
     pub b_map: *const u8,
+    /// C's tensor map for `gemm_sm90`'s stores (boxes of `64 x C_BOX_COLS`, 128-byte swizzle),
+    /// or null: then C is written by the threads (and always when `beta != 0`). `gemm_tma`
+    /// ignores it.
+    pub c_map: *const u8,
     /// The GEMM.
     pub g: GemmParams<A, C>,
 }

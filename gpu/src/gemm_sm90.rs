@@ -93,6 +93,31 @@ pub const EPI_N: i64 = 64;
 pub const EPI_PITCH: i64 = EPI_N + 8;
 /// Bytes of a warpgroup's chunk: in its half of the kept stage.
 pub const EPI_BYTES: i64 = 64 * EPI_PITCH * 4;
+/// The copy engine's stores of C (when `beta` is 0 and C has a tensor map): each warpgroup
+/// stages a chunk in C's own type as boxes of 64 rows of 128 bytes (`c_box_cols` columns),
+/// swizzled by the 128-byte mode ([`C_BOX_SWIZZLE`], on byte offsets), and one thread stores
+/// them; the copy engine leaves out what lies outside C.
+pub const fn c_box_cols(bits: i64) -> i64 {
+    1024 / bits
+}
+/// The 128-byte swizzle on byte offsets: the 16-byte unit (bits 4..7) XOR the row within 8
+/// (bits 7..10). layout-core's `SwizzleMode::B128` for 8-bit units, checked below.
+pub const C_BOX_SWIZZLE: Swizzle = const_ok!(Swizzle::new(3, 4, 3));
+const _: () = {
+    let sw = const_ok!(layout_core::SwizzleMode::B128.swizzle(8));
+    assert!(sw.params().0 == 3 && sw.params().1 == 4 && sw.params().2 == 3);
+    // each warpgroup's boxes start on 1024-byte boundaries (the swizzle's pattern is the
+    // address's) and fit in its part of the kept stage
+    assert!(EPI_BYTES % 1024 == 0 && EPI_N % c_box_cols(32) == 0 && EPI_N % c_box_cols(16) == 0);
+    assert!((EPI_N / c_box_cols(32)) * 64 * 128 <= EPI_BYTES);
+};
+/// Byte offset of element `(r, c)` of a `64 x EPI_N` chunk of `bits`-bit elements staged as
+/// boxes for the copy engine: box `c / c_box_cols(bits)` (8 KB each), then the swizzled row.
+#[inline(always)]
+pub const fn c_box_offset(bits: i64, r: i64, c: i64) -> i64 {
+    let w = c_box_cols(bits);
+    (c / w) * 64 * 128 + C_BOX_SWIZZLE.apply(r * 128 + (c % w) * bits / 8)
+}
 /// The epilogue's copy of a chunk to 16-bit C (8 per access), a warpgroup's threads.
 pub const STORE_16: TvCoords<2> = store_plan(8, 16, 128, [64, EPI_N]);
 /// To `f32` C (4 per access).
@@ -244,10 +269,12 @@ mod dev {
     use crate::device::{
         cluster_rank, cluster_sync, cluster_x, clusters_x, dynamic_smem, mbarrier_arrive_cluster,
         mbarrier_arrive_expect_tx, mbarrier_init, mbarrier_wait, named_barrier, smem_addr,
-        st_shared_v2, tensormap_acquire, thread_x, tma_load_2d, tma_load_2d_multicast, trap,
+        st_shared_u32, st_shared_v2, tensormap_acquire, thread_x, tma_load_2d,
+        tma_load_2d_multicast, tma_store_2d, trap, bulk_commit, bulk_wait, bulk_wait_read,
+        fence_proxy_async_shared,
     };
     use crate::gemm::dev::store_tile;
-    use crate::gemm::{GemmIn, GemmParams, GemmTmaParams};
+    use crate::gemm::{GemmIn, GemmTmaParams};
     use crate::mem::Gmem;
     use crate::rmsnorm::Elem;
     use core::arch::asm;
@@ -278,6 +305,9 @@ mod dev {
             }
             tensormap_acquire(t.a_map);
             tensormap_acquire(t.b_map);
+            if !t.c_map.is_null() {
+                tensormap_acquire(t.c_map);
+            }
         }
         // the partner's barriers are initialised before anything reaches them
         cluster_sync();
@@ -315,7 +345,7 @@ mod dev {
         } else {
             asm!("setmaxnreg.inc.sync.aligned.u32 {r};", r = const CONSUMER_REGS,
                  options(nostack, preserves_flags));
-            consume::<I, O>(p, tid - 128, ktiles, stage, full, empty, turn);
+            consume::<I, O>(&t, tid - 128, ktiles, stage, full, empty, turn);
         }
         // no block leaves while its partner may still signal its barriers
         cluster_sync();
@@ -325,7 +355,7 @@ mod dev {
     /// k-tiles, each stage released to both blocks' producers, then the epilogue.
     #[inline(always)]
     unsafe fn consume<I: GemmIn, O: Elem>(
-        p: &GemmParams<Gmem<I>, Gmem<O>>,
+        t: &GemmTmaParams<Gmem<I>, Gmem<O>>,
         ct: i64,
         ktiles: i64,
         stage: impl Fn(i64) -> u32,
@@ -333,6 +363,9 @@ mod dev {
         empty: impl Fn(i64) -> u32,
         turn: impl Fn(i64) -> Option<[i64; 2]>,
     ) {
+        let p = &t.g;
+        // C by the copy engine: it has a map, and the old C is not read
+        let by_copy_engine = !t.c_map.is_null() && p.beta == 0.0;
         let wg = ct / 128;
         let o = C_PLAN.thread(ct);
         let signals = ct % 128 == 0;
@@ -391,14 +424,46 @@ mod dev {
                     unroll4!(chunk => {
                         const { assert!(BN / EPI_N == 4) };
                         let pick = |v: i64| chunk_coord(o, v).0 == chunk;
-                        each_pair!(out, pick, 0; $($d)*);
-                        named_barrier(2 + wg as u32, 128);
-                        let at = [2 * blk[0] + wg, (BN / EPI_N) * blk[1] + chunk];
-                        store_tile(p, plan, at, ct % 128, out.at, EPI_PITCH);
-                        named_barrier(2 + wg as u32, 128);
+                        if by_copy_engine {
+                            // the previous chunk's boxes have left the staging
+                            if chunk > 0 {
+                                if signals {
+                                    bulk_wait_read::<0>();
+                                }
+                                named_barrier(2 + wg as u32, 128);
+                            }
+                            let out = Boxes::<O> { out, _o: core::marker::PhantomData };
+                            each_pair!(out, pick, 0; $($d)*);
+                            fence_proxy_async_shared();
+                            named_barrier(2 + wg as u32, 128);
+                            if signals {
+                                let w = c_box_cols(O::BITS);
+                                let row = (BM * blk[0] + 64 * wg) as i32;
+                                let mut b = 0;
+                                while b < EPI_N / w {
+                                    let col = BN * blk[1] + EPI_N * chunk + w * b;
+                                    tma_store_2d(t.c_map, out.out.at + (b * 64 * 128) as u32, col as i32, row);
+                                    b += 1;
+                                }
+                                bulk_commit();
+                            }
+                        } else {
+                            each_pair!(out, pick, 0; $($d)*);
+                            named_barrier(2 + wg as u32, 128);
+                            let at = [2 * blk[0] + wg, (BN / EPI_N) * blk[1] + chunk];
+                            store_tile(p, plan, at, ct % 128, out.at, EPI_PITCH);
+                            named_barrier(2 + wg as u32, 128);
+                        }
                     });
+                    if by_copy_engine && signals {
+                        // the staging is read (the stage may be refilled); the writes land later
+                        bulk_wait_read::<0>();
+                    }
                     release(kept);
                     i += 1;
+                }
+                if by_copy_engine && signals {
+                    bulk_wait::<0>();
                 }
             };
         }
@@ -412,6 +477,26 @@ mod dev {
         at: u32,
         o: [i64; 2],
         alpha: f32,
+    }
+    /// The chunk staged in C's type for the copy engine: [`c_box_offset`]s.
+    #[derive(Clone, Copy)]
+    struct Boxes<O> {
+        out: Chunk,
+        _o: core::marker::PhantomData<O>,
+    }
+    impl<O: Elem> Boxes<O> {
+        /// Accumulators `v` and `v + 1`, times alpha, as `O`, at their [`chunk_coord`].
+        #[inline(always)]
+        unsafe fn pair(&self, v: i64, x: f32, y: f32) {
+            let (_, [r, col]) = chunk_coord(self.out.o, v);
+            let at = self.out.at + c_box_offset(O::BITS, r, col) as u32;
+            let (x, y) = (self.out.alpha * x, self.out.alpha * y);
+            if O::BITS == 32 {
+                st_shared_v2(at, [x.to_bits(), y.to_bits()]);
+            } else {
+                st_shared_u32(at, O::narrow2(x, y));
+            }
+        }
     }
     impl Chunk {
         /// Accumulators `v` and `v + 1` (neighbours in a row, checked above), times alpha, at

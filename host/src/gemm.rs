@@ -28,7 +28,7 @@ impl GemmIn for bf16 {}
 impl GemmIn for f16 {}
 
 /// An output type of the GEMM of inputs `I` (`I` itself or `f32`, the pairs cuBLAS has too).
-pub trait GemmOut: BlasElem + tessel_gpu::rmsnorm::Elem {}
+pub trait GemmOut: BlasElem + tessel_gpu::rmsnorm::Elem + crate::tma::TmaElem {}
 impl GemmOut for bf16 {}
 impl GemmOut for f16 {}
 impl GemmOut for f32 {}
@@ -147,7 +147,7 @@ where
     for kind in MappedGemm::ALL {
         if g.has_mapped_gemm::<I, O>(kind) && k % 8 == 0 {
             let got = device_gemm(g, &x, mnk, |a, b, c| {
-                let maps = crate::tma::GemmMaps::new(g, a, b)?;
+                let maps = crate::tma::GemmMaps::new(g, a, b, c)?;
                 g.gemm_mapped(kind, &maps, a, b, c, x.alpha, x.beta)
             })?;
             let chk = blas::check_gemm(&take_rows(&got, n, &rows), &want, &tol, n);
@@ -325,24 +325,35 @@ pub fn bench_gemm<I: GemmIn, O: GemmOut + blas::GemmOut<I>>(
         .into_iter()
         .filter(|&kind| g.has_mapped_gemm::<I, O>(kind))
         .collect();
-    let maps = if mapped.is_empty() {
-        None
-    } else {
-        Some(crate::tma::GemmMaps::new(g, &da, &db)?)
-    };
     let mut c_ours = c()?;
     let mut ours = || g.gemm(&da, &db, &mut c_ours, 1.0, 0.0);
-    let mut c_mapped = mapped.iter().map(|_| c()).collect::<Result<Vec<_>>>()?;
+    // gemm_sm90 twice: C by the copy engine, and (its maps without C's) by its threads
+    let mapped: Vec<(MappedGemm, bool)> = mapped
+        .into_iter()
+        .flat_map(|kind| {
+            let twice = kind == MappedGemm::Sm90;
+            [(kind, true)]
+                .into_iter()
+                .chain(twice.then_some((kind, false)))
+        })
+        .collect();
+    let mut c_mapped = mapped
+        .iter()
+        .map(|&(_, c_map)| {
+            let dc = c()?;
+            let mut maps = crate::tma::GemmMaps::new(g, &da, &db, &dc)?;
+            if !c_map {
+                maps.c = None;
+            }
+            Ok((dc, maps))
+        })
+        .collect::<Result<Vec<_>>>()?;
     let mut mapped_fs: Vec<_> = mapped
         .iter()
         .zip(&mut c_mapped)
-        .map(|(&kind, dc)| {
-            let maps = maps.as_ref();
+        .map(|(&(kind, _), (dc, maps))| {
             let (da, db) = (&da, &db);
-            move || match maps {
-                Some(maps) => g.gemm_mapped(kind, maps, da, db, dc, 1.0, 0.0),
-                None => Ok(()),
-            }
+            move || g.gemm_mapped(kind, maps, da, db, dc, 1.0, 0.0)
         })
         .collect();
     let mut c_blas = c()?;
@@ -362,11 +373,14 @@ pub fn bench_gemm<I: GemmIn, O: GemmOut + blas::GemmOut<I>>(
     let mapped = mapped
         .iter()
         .zip(&ms[1..])
-        .map(|(&kind, ms)| {
+        .map(|(&(kind, c_map), ms)| {
             let mut who = what(kind.name());
             if kind == MappedGemm::Sm90 {
                 let c = tessel_gpu::gemm_sm90::CLUSTER_M;
                 who += &format!(" ({} clusters of {c})", g.sm90_clusters());
+                if !c_map {
+                    who += ", C stored by its threads";
+                }
             }
             Ok(GemmTiming::of(who, ms, flops))
         })

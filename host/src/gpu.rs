@@ -547,7 +547,10 @@ impl Gpu {
     /// `c = alpha a b^T + beta c` by a GEMM whose stages the copy engine fills (`kind`): `maps`
     /// of `a` and `b` ([`crate::tma::GemmMaps::new`]), `c` as for [`Gpu::gemm`].
     #[allow(clippy::too_many_arguments)]
-    pub fn gemm_mapped<I: crate::tma::TmaElem + tessel_gpu::gemm::GemmIn, O: Elem>(
+    pub fn gemm_mapped<
+        I: crate::tma::TmaElem + tessel_gpu::gemm::GemmIn,
+        O: crate::tma::TmaElem,
+    >(
         &self,
         kind: MappedGemm,
         maps: &crate::tma::GemmMaps,
@@ -559,9 +562,9 @@ impl Gpu {
     ) -> Result<()> {
         use tessel_gpu::gemm;
         let name = kind.entry::<I, O>();
-        if !maps.of(a, b)? {
+        if !maps.of(a, b, c)? {
             return Err(GpuError::Invalid(format!(
-                "{name}: the tensor maps were not built from these a and b"
+                "{name}: the tensor maps were not built from these a, b and c"
             )));
         }
         let p = gemm::GemmTmaParams {
@@ -569,6 +572,10 @@ impl Gpu {
             b_map: match kind {
                 MappedGemm::Tma => maps.b.ptr(),
                 MappedGemm::Sm90 => maps.b_half.ptr(),
+            },
+            c_map: match (kind, &maps.c) {
+                (MappedGemm::Sm90, Some(m)) => m.ptr(),
+                _ => std::ptr::null(),
             },
             g: gemm::GemmParams {
                 a: a.param("a")?,

@@ -170,7 +170,7 @@ pub fn encode_2d<T: TmaElem>(
     })
 }
 
-/// The tensor maps of a GEMM's A and B for `gemm_tma` and `gemm_sm90`
+/// The tensor maps of a GEMM's A, B and C for `gemm_tma` and `gemm_sm90`
 /// ([`Gpu::gemm_mapped`]): boxes of `BM x BK` and `BN x BK`, the 128-byte swizzle (the kernels'
 /// stages).
 #[derive(Debug)]
@@ -182,27 +182,48 @@ pub struct GemmMaps {
     /// B's: boxes of `B_BOX_ROWS x BK`, half of B's tile (`gemm_sm90`'s blocks each load one
     /// and multicast it to both blocks of their cluster).
     pub b_half: TensorMap,
+    /// C's: boxes of `64 x c_box_cols`, 128-byte swizzle, for `gemm_sm90`'s stores; `None`
+    /// where the copy engine cannot address C (rows not contiguous or not a multiple of 16
+    /// bytes apart, origin not 16-byte aligned): the kernel's threads write it then.
+    pub c: Option<TensorMap>,
+    /// The origin of the C it was built for.
+    c_origin: u64,
 }
 
 impl GemmMaps {
     /// The maps of `a` (`M x K`) and `b` (`N x K`), both K-major with rows of a multiple of 16
     /// bytes (`Err` names what is not).
-    pub fn new<I: TmaElem>(g: &Gpu, a: &DeviceTensor<I>, b: &DeviceTensor<I>) -> Result<Self> {
+    pub fn new<I: TmaElem, O: TmaElem>(
+        g: &Gpu,
+        a: &DeviceTensor<I>,
+        b: &DeviceTensor<I>,
+        c: &DeviceTensor<O>,
+    ) -> Result<Self> {
         use tessel_gpu::gemm::{BK, BM, BN};
-        use tessel_gpu::gemm_sm90::B_BOX_ROWS;
+        use tessel_gpu::gemm_sm90::{c_box_cols, B_BOX_ROWS};
+        let bits = 8 * std::mem::size_of::<O>() as i64;
         Ok(GemmMaps {
             a: encode_2d(g, a, [BM, BK], TmaSwizzle::B128)?,
             b: encode_2d(g, b, [BN, BK], TmaSwizzle::B128)?,
             b_half: encode_2d(g, b, [B_BOX_ROWS, BK], TmaSwizzle::B128)?,
+            c: encode_2d(g, c, [64, c_box_cols(bits)], TmaSwizzle::B128).ok(),
+            c_origin: c.param::<2>("c")?.engine().0 as u64,
         })
     }
-    /// Were they built from `a` and `b`?
-    pub fn of<I: Elem>(&self, a: &DeviceTensor<I>, b: &DeviceTensor<I>) -> Result<bool> {
-        let (pa, pb) = (a.param::<2>("a")?, b.param::<2>("b")?);
+    /// Were they built from `a`, `b` and `c`?
+    pub fn of<I: Elem, O: Elem>(
+        &self,
+        a: &DeviceTensor<I>,
+        b: &DeviceTensor<I>,
+        c: &DeviceTensor<O>,
+    ) -> Result<bool> {
+        let (pa, pb, pc) = (a.param::<2>("a")?, b.param::<2>("b")?, c.param::<2>("c")?);
         Ok(self.a.origin == pa.engine().0 as u64
             && self.b.origin == pb.engine().0 as u64
             && self.a.shape == pa.shape()
-            && self.b.shape == pb.shape())
+            && self.b.shape == pb.shape()
+            && self.c_origin == pc.engine().0 as u64
+            && self.c.as_ref().is_none_or(|m| m.shape == pc.shape()))
     }
 }
 
