@@ -8,6 +8,9 @@
 //! - the host execution of the same partitioning ([`gemm_exec`](crate::gemm_exec)) up to 2^25
 //!   multiply-adds: every element written exactly once, no shared-memory hazard, within the
 //!   bound of the reference;
+//! - at the same sizes, the host execution of `gemm_sm90`'s partitioning, schedule and barrier
+//!   protocol ([`gemm_sm90_exec`](crate::gemm_sm90_exec)) on the device's clusters (else
+//!   [`SM90_CLUSTERS`]): every element written exactly once, no hazard, within the bound;
 //! - cuBLAS on the same inputs, every element, within [`pair_bound`] (the sum of the two
 //!   results' bounds, from magnitudes `|A| |B|^T` that cuBLAS computes too).
 //!
@@ -37,6 +40,23 @@ impl GemmOut for f32 {}
 pub const FULL_REFERENCE: usize = 1 << 30;
 /// The most multiply-adds run by the host execution.
 pub const HOST_EXECUTION: usize = 1 << 25;
+/// The most multiply-adds over whole tiles (pairs of `BM` rows, `BN` columns, `BK` of K: what
+/// the emulated wgmmas compute) run by `gemm_sm90`'s host execution: degenerate shapes (one row,
+/// a long K) cost far more than `m n k`.
+pub const SM90_HOST_WORK: usize = 1 << 31;
+
+/// `gemm_sm90`'s multiply-adds over whole tiles at `m x n x k`.
+fn sm90_padded_work([m, n, k]: [usize; 3]) -> usize {
+    use tessel_gpu::gemm::{BK, BM, BN};
+    use tessel_gpu::gemm_sm90::CLUSTER_M;
+    let pair = (CLUSTER_M * BM) as usize;
+    let up = |x: usize, t: usize| x.div_ceil(t) * t;
+    up(m, pair) * up(n, BN as usize) * up(k, BK as usize)
+}
+
+/// The clusters of `gemm_sm90`'s host execution when no device says how many fit at once (an
+/// H100 SXM's 132 SMs hold 66 clusters of two).
+pub const SM90_CLUSTERS: i64 = 66;
 
 /// The rows a check compares with the reference: all of them when `m n k` is at most
 /// [`FULL_REFERENCE`], else up to 64 drawn at random plus the first and the last.
@@ -108,6 +128,29 @@ where
             (Some((i, w)), _) => say(false, format!("host execution wrote C element {i} {w} times")),
             (None, h) if h > 0 => say(false, format!("host execution: {h} shared-memory hazards, first: {}", run.hazards[0])),
             _ => say(chk.ok(), format!("host execution: each C element written once, no shared-memory hazard; vs the f64 reference: {chk}")),
+        }
+        // gemm_sm90's partitioning, schedule and barriers, on the device's clusters if known
+        let clusters = gpu
+            .map(|g| g.sm90_clusters())
+            .filter(|&c| c > 0)
+            .unwrap_or(SM90_CLUSTERS) as usize;
+        let who = format!("gemm_sm90 host execution ({clusters} clusters)");
+        let padded = sm90_padded_work([m, n, k]);
+        if padded > SM90_HOST_WORK {
+            say(
+                true,
+                format!("{who}: not run ({padded} multiply-adds over whole tiles, beyond 2^31)"),
+            );
+        } else {
+            let run = crate::gemm_sm90_exec::gemm_sm90_exec::<I, O>(
+                &x.a, &x.b, &x.c, m, n, k, x.alpha, x.beta, clusters,
+            );
+            let chk = blas::check_gemm(&run.c, &want, &tol, n);
+            match (run.coverage_error(), run.hazard_count) {
+                (Some((i, w)), _) => say(false, format!("{who} wrote C element {i} {w} times")),
+                (None, h) if h > 0 => say(false, format!("{who}: {h} hazards, first: {}", run.hazards[0])),
+                _ => say(chk.ok(), format!("{who}: each C element written once, no hazard; vs the f64 reference: {chk}")),
+            }
         }
     }
     let Some(g) = gpu else {

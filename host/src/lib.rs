@@ -10,6 +10,7 @@ pub mod elem;
 pub mod exec;
 pub mod gemm;
 pub mod gemm_exec;
+pub mod gemm_sm90_exec;
 pub mod gpu;
 pub mod jobs;
 pub mod tma;

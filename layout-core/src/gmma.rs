@@ -540,6 +540,56 @@ impl GmmaDescriptor {
             Err(_) => SwizzleMode::None, // 2 bits: every value is a mode
         }
     }
+    /// The shared-memory byte address from which `wgmma` reads element `(mn, k)` (`k` in
+    /// `0..256 / elem_bits`, the K of one instruction) of the `MN x K` operand this descriptor
+    /// describes, `major` its major-ness: a model of the hardware written from the PTX ISA's
+    /// description of the canonical layouts in bytes, independent of [`make_gmma_desc_k`]'s
+    /// derivation from a layout (the `gmma` tests check that the two agree).
+    ///
+    /// Core matrices of 8 rows of 16 bytes; for a swizzled mode (`W = 2^B` 16-byte chunks per
+    /// row) rows of `R = 16 W` bytes, 8 of them in a repeat, and the 16-byte chunk index
+    /// (address bits 4..) XORed with the row index within the repeat (address bits 7..), on the
+    /// absolute address, as the hardware does (which is why swizzled tiles start on a multiple
+    /// of `8 R` bytes). In 16-byte units `T = 128 / elem_bits` elements:
+    ///
+    /// - K-major, INTERLEAVE: core matrix `(mn / 8, k / T)`, SBO steps MN, LBO steps K;
+    /// - K-major, swizzled: `start + (mn / 8) SBO + (mn % 8) R + k elem_bytes`;
+    /// - MN-major, INTERLEAVE: core matrices of 8 k-rows of `T` mn-elements, SBO steps MN, LBO K;
+    /// - MN-major, swizzled: rows of `R` bytes along MN, one per k; LBO steps `T W` of MN, SBO
+    ///   steps 8 of K.
+    ///
+    /// The base offset is taken as 0 (tessel's descriptors, as CuTe's, set it so).
+    pub const fn hardware_address(&self, major: GmmaMajor, elem_bits: i64, mn: i64, k: i64) -> i64 {
+        let eb = elem_bits / 8; // bytes per element
+        let t = 16 / eb; // elements per 16 bytes
+        let start = 16 * self.start_address();
+        let (lbo, sbo) = (
+            16 * self.leading_byte_offset(),
+            16 * self.stride_byte_offset(),
+        );
+        // log2 of the 16-byte chunks per swizzled row, by layout type: INTERLEAVE, B128, B64, B32
+        let bits = match self.layout_type() {
+            0 => 0,
+            1 => 3,
+            2 => 2,
+            _ => 1,
+        };
+        let ww = 1 << bits;
+        let r = 16 * ww;
+        let addr = match (major, bits) {
+            (GmmaMajor::K, 0) => {
+                start + (mn / 8) * sbo + (k / t) * lbo + (mn % 8) * 16 + (k % t) * eb
+            }
+            (GmmaMajor::K, _) => start + (mn / 8) * sbo + (mn % 8) * r + k * eb,
+            (GmmaMajor::MN, 0) => {
+                start + (mn / t) * sbo + (k / 8) * lbo + (k % 8) * 16 + (mn % t) * eb
+            }
+            (GmmaMajor::MN, _) => {
+                start + (mn / (t * ww)) * lbo + (k / 8) * sbo + (k % 8) * r + (mn % (t * ww)) * eb
+            }
+        };
+        addr ^ (((addr >> 7) & (ww - 1)) << 4)
+    }
     /// The same descriptor `bytes` further on (CuTe's `DescriptorIterator + offset`, which adds
     /// `bytes / 16` to the low word): how a kernel steps to the next k-block or stage, or places
     /// a tile that [`make_gmma_desc`] described at address 0 at its shared-memory address.

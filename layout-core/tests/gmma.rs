@@ -311,37 +311,10 @@ fn tile(mode: SwizzleMode, major: GmmaMajor, w: i64, shape: &str) -> ComposedLay
     ComposedLayout::new(atom.swizzle(), t).unwrap()
 }
 
-/// The hardware, from the PTX ISA's description of the canonical layouts in bytes: core
-/// matrices of 8 rows of 16 bytes; for a swizzled mode rows of `R = 16 W` bytes, 8 of them in a
-/// repeat, and the 16-byte chunk index (address bits 4..) XORed with the row index within the
-/// repeat (address bits 7..). Returns the byte address of element `(mn, k)` of the block.
+/// The hardware, from the PTX ISA's description of the canonical layouts in bytes
+/// ([`GmmaDescriptor::hardware_address`]): the byte address of element `(mn, k)` of the block.
 fn hardware_address(d: &GmmaDescriptor, major: GmmaMajor, w: i64, mn: i64, k: i64) -> i64 {
-    let eb = w / 8; // bytes per element
-    let t = 16 / eb; // elements per 16 bytes
-    let start = 16 * d.start_address();
-    let (lbo, sbo) = (16 * d.leading_byte_offset(), 16 * d.stride_byte_offset());
-    let bits = match d.layout_type() {
-        0 => 0,
-        1 => 3,
-        2 => 2,
-        3 => 1,
-        _ => unreachable!(),
-    };
-    let ww = 1 << bits;
-    let r = 16 * ww;
-    let addr = match (major, bits) {
-        // K-major, no swizzle: core matrix (mn / 8, k / T): SBO steps MN, LBO steps K
-        (GmmaMajor::K, 0) => start + (mn / 8) * sbo + (k / t) * lbo + (mn % 8) * 16 + (k % t) * eb,
-        // K-major, swizzled: 8 rows of R bytes, the K of one block (32 bytes) inside a row
-        (GmmaMajor::K, _) => start + (mn / 8) * sbo + (mn % 8) * r + k * eb,
-        // MN-major, no swizzle: core matrices of 8 k-rows of T mn-elements; SBO steps MN, LBO K
-        (GmmaMajor::MN, 0) => start + (mn / t) * sbo + (k / 8) * lbo + (k % 8) * 16 + (mn % t) * eb,
-        // MN-major, swizzled: rows of R bytes along MN, one per k; LBO steps MN, SBO steps 8 k
-        (GmmaMajor::MN, _) => {
-            start + (mn / (t * ww)) * lbo + (k / 8) * sbo + (k % 8) * r + (mn % (t * ww)) * eb
-        }
-    };
-    addr ^ (((addr >> 7) & (ww - 1)) << 4)
+    d.hardware_address(major, w, mn, k)
 }
 
 /// Every element of every k-block read by the model of the hardware is where the layout has it.
