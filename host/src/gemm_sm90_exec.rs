@@ -33,8 +33,11 @@
 //!   `stage(kept) + wg EPI_BYTES` (pitch [`EPI_PITCH`], at [`chunk_coord`], two per 8-byte store)
 //!   and `store_tile`'s copy of it into C ([`STORE_16`] / [`STORE_32`]: whole 16-byte accesses
 //!   where the chunk lies inside C with rows of a multiple of 16 bytes, else element by element
-//!   predicated by C's bounds; `beta C` added, C not read when `beta == 0`); then the release of
-//!   the kept stage. The threads of one warpgroup run in order (named barriers `2 + wg` only
+//!   predicated by C's bounds; `beta C` added, C not read when `beta == 0`); or, when `beta` is
+//!   0 and C has a tensor map (rows of a multiple of 16 bytes), the accumulators in C's type at
+//!   [`c_box_offset`] and the copy engine's store of the chunk's boxes (`64 x c_box_cols`, the
+//!   128-byte swizzle [`C_BOX_SWIZZLE`] on byte offsets), what lies outside C left out; then the
+//!   release of the kept stage. The threads of one warpgroup run in order (named barriers `2 + wg` only
 //!   order a warpgroup's own threads);
 //! - a wgmma reads its operands when its group completes (at the `wait_group` that covers it:
 //!   the latest moment it may): the `64 x 16` elements of A and `256 x 16` of B at the addresses
@@ -59,8 +62,9 @@ use std::collections::VecDeque;
 use layout_core::{GmmaDescriptor, GmmaMajor};
 use tessel_gpu::gemm::{BK, BM, BN, STAGE_BYTES, SW};
 use tessel_gpu::gemm_sm90::{
-    chunk_coord, descriptors, loads, tile_of, BoxLoad, B_BOX_ROWS, CLUSTER_M, CONSUMERS, C_PLAN,
-    EPI_BYTES, EPI_N, EPI_PITCH, K_BLOCKS, STAGES, STORE_16, STORE_32,
+    c_box_cols, c_box_offset, chunk_coord, descriptors, loads, tile_of, BoxLoad, B_BOX_ROWS,
+    CLUSTER_M, CONSUMERS, C_BOX_SWIZZLE, C_PLAN, EPI_BYTES, EPI_N, EPI_PITCH, K_BLOCKS, STAGES,
+    STORE_16, STORE_32,
 };
 
 use crate::elem::Rng;
@@ -327,6 +331,8 @@ struct World<'x, I, O> {
     ktiles: i64,
     alpha: f32,
     beta: f32,
+    /// C stored by the copy engine (`beta` 0 and C has a tensor map), else by `store_tile`.
+    by_copy_engine: bool,
     fault: Fault,
     cluster: i64,
     clusters: i64,
@@ -679,23 +685,40 @@ impl<I: GemmIn, O: GemmOut> World<'_, I, O> {
                 if ch != chunk {
                     continue;
                 }
-                let at = at0 + 4 * (row * EPI_PITCH + col);
-                if at < region || at + 8 > region + EPI_BYTES {
-                    outside.get_or_insert(at);
-                }
                 let (x, y) = (
                     self.alpha * acc[v as usize],
                     self.alpha * acc[v as usize + 1],
                 );
+                // f32 at the pitch for store_tile; C's type in the swizzled boxes for the copy
+                // engine (one 4- or 8-byte store of the pair)
+                let (at, units): (i64, Vec<u16>) = if self.by_copy_engine {
+                    let at = at0 + c_box_offset(O::BITS, row, col);
+                    let units = if O::BITS == 32 {
+                        [x, y]
+                            .into_iter()
+                            .flat_map(|f| [f.to_bits() as u16, (f.to_bits() >> 16) as u16])
+                            .collect()
+                    } else {
+                        let w = O::narrow2(x, y);
+                        vec![w as u16, (w >> 16) as u16]
+                    };
+                    (at, units)
+                } else {
+                    let at = at0 + 4 * (row * EPI_PITCH + col);
+                    let units = [x, y]
+                        .into_iter()
+                        .flat_map(|f| [f.to_bits() as u16, (f.to_bits() >> 16) as u16])
+                        .collect();
+                    (at, units)
+                };
+                if at < region || at + 2 * units.len() as i64 > region + EPI_BYTES {
+                    outside.get_or_insert(at);
+                }
                 let u = (at / 2) as usize;
                 let blk = &mut self.blocks[r];
-                for (q, f) in [x, y].into_iter().enumerate() {
-                    let bits = f.to_bits();
-                    blk.data[u + 2 * q] = bits as u16;
-                    blk.data[u + 2 * q + 1] = (bits >> 16) as u16;
-                    for e in 0..2 {
-                        blk.tag[u + 2 * q + e] = tag;
-                    }
+                for (q, &x) in units.iter().enumerate() {
+                    blk.data[u + q] = x;
+                    blk.tag[u + q] = tag;
                 }
             }
         }
@@ -723,6 +746,53 @@ impl<I: GemmIn, O: GemmOut> World<'_, I, O> {
             },
         };
         let [m, n, _] = self.mnk;
+        if self.by_copy_engine {
+            // the boxes of the chunk, each `64 x c_box_cols` at 8 KB steps, swizzled; the
+            // engine leaves out what lies outside C
+            let w = c_box_cols(O::BITS);
+            let units = O::BITS / 16;
+            let mut bad = None;
+            for bx in 0..EPI_N / w {
+                let (row0, col0) = (BM * blk[0] + 64 * wg, BN * blk[1] + EPI_N * chunk + w * bx);
+                for rr in 0..64 {
+                    for cc in 0..w {
+                        let byte =
+                            s0 + bx * 64 * 128 + C_BOX_SWIZZLE.apply(rr * 128 + cc * O::BITS / 8);
+                        let u = (byte / 2) as usize;
+                        let sm = &self.blocks[r];
+                        let mut bits = 0u32;
+                        for q in 0..units as usize {
+                            if sm.tag[u + q] != want {
+                                bad.get_or_insert((byte, sm.tag[u + q]));
+                            }
+                            bits |= u32::from(sm.data[u + q]) << (16 * q);
+                        }
+                        let (row, col) = (row0 + rr, col0 + cc);
+                        if row < m && col < n {
+                            let g = (row * n + col) as usize;
+                            let f = if O::BITS == 32 {
+                                f32::from_bits(bits)
+                            } else {
+                                O::widen(bits)
+                            };
+                            self.out[g] = O::from_f32(f);
+                            self.writes[g] += 1;
+                        }
+                    }
+                }
+            }
+            if let Some((byte, t)) = bad {
+                self.hz.note(|| {
+                    format!(
+                        "cluster {c} block {r} warpgroup {wg}: the copy engine's store of chunk \
+                         {chunk} reads shared byte {byte} holding {}, not {}",
+                        describe(t, kt),
+                        describe(want, kt)
+                    )
+                });
+            }
+            return;
+        }
         let v = 128 / O::BITS;
         let plan = if O::BITS == 32 { &STORE_32 } else { &STORE_16 };
         let tile = plan.tile();
@@ -858,6 +928,9 @@ fn exec<I: GemmIn, O: GemmOut>(
             ktiles,
             alpha,
             beta,
+            // GemmMaps builds C's map where encode_2d can: C row-major here, so rows of a
+            // multiple of 16 bytes (or one row); C's buffer 16-byte aligned (the model assumes it)
+            by_copy_engine: beta == 0.0 && (m == 1 || (n * std::mem::size_of::<O>()) % 16 == 0),
             fault,
             cluster,
             clusters,
@@ -1089,6 +1162,15 @@ mod tests {
         }
         report(
             case::<bf16, f32>(&mut rng, [129, 64, 40], 2, true, Fault::None),
+            &mut bad,
+        );
+        // C by the copy engine (beta 0, rows of a multiple of 16 bytes), ragged in M and N
+        report(
+            case::<bf16, bf16>(&mut rng, [130, 264, 136], 2, true, Fault::None),
+            &mut bad,
+        );
+        report(
+            case::<f16, f32>(&mut rng, [130, 260, 136], 1, true, Fault::None),
             &mut bad,
         );
         report(
