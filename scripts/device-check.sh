@@ -9,7 +9,8 @@ $T run all; echo "run-all rc=$?"
 for tool in memcheck racecheck synccheck; do
   for args in "transpose 257 131 --dtype all --smem all" "rmsnorm 37 12296 --dtype all" \
               "axpby 37 1000 --dtype all" "copy 100003 --dtype all" \
-              "gemm 130 260 136 --dtype all" "gemm 17 33 65 --dtype all"; do
+              "gemm 130 260 136 --dtype all" "gemm 130 264 136 --dtype all" \
+              "gemm 17 33 65 --dtype all"; do
     # shellcheck disable=SC2086
     echo "$tool $args: $(compute-sanitizer --tool $tool $T run $args 2>&1 \
       | grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|checks passed' | tr '\n' ' ')"
