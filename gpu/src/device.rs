@@ -515,7 +515,12 @@ pub unsafe fn tma_load_2d_multicast(
 #[inline(always)]
 pub fn fence_proxy_async_shared() {
     // SAFETY: a fence.
-    unsafe { asm!("fence.proxy.async.shared::cta;", options(nostack, preserves_flags)) };
+    unsafe {
+        asm!(
+            "fence.proxy.async.shared::cta;",
+            options(nostack, preserves_flags)
+        )
+    };
 }
 
 /// `cp.async.bulk.tensor.2d.global.shared::cta.bulk_group`: the copy engine stores the box at
@@ -538,7 +543,12 @@ pub unsafe fn tma_store_2d(map: *const u8, src: u32, c0: i32, c1: i32) {
 #[inline(always)]
 pub fn bulk_commit() {
     // SAFETY: bookkeeping of this thread's copies.
-    unsafe { asm!("cp.async.bulk.commit_group;", options(nostack, preserves_flags)) };
+    unsafe {
+        asm!(
+            "cp.async.bulk.commit_group;",
+            options(nostack, preserves_flags)
+        )
+    };
 }
 
 /// `cp.async.bulk.wait_group.read N`: this thread's bulk groups but the last `N` have finished
@@ -546,7 +556,9 @@ pub fn bulk_commit() {
 #[inline(always)]
 pub fn bulk_wait_read<const N: u32>() {
     // SAFETY: waits.
-    unsafe { asm!("cp.async.bulk.wait_group.read {n};", n = const N, options(nostack, preserves_flags)) };
+    unsafe {
+        asm!("cp.async.bulk.wait_group.read {n};", n = const N, options(nostack, preserves_flags))
+    };
 }
 
 /// `cp.async.bulk.wait_group N`: this thread's bulk groups but the last `N` are complete (their
@@ -554,5 +566,7 @@ pub fn bulk_wait_read<const N: u32>() {
 #[inline(always)]
 pub fn bulk_wait<const N: u32>() {
     // SAFETY: waits.
-    unsafe { asm!("cp.async.bulk.wait_group {n};", n = const N, options(nostack, preserves_flags)) };
+    unsafe {
+        asm!("cp.async.bulk.wait_group {n};", n = const N, options(nostack, preserves_flags))
+    };
 }

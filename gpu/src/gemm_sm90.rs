@@ -267,11 +267,10 @@ const fn place_in_chunk(o: [i64; 2], c: [i64; 2], v: i64) -> (i64, [i64; 2]) {
 mod dev {
     use super::*;
     use crate::device::{
-        cluster_rank, cluster_sync, cluster_x, clusters_x, dynamic_smem, mbarrier_arrive_cluster,
-        mbarrier_arrive_expect_tx, mbarrier_init, mbarrier_wait, named_barrier, smem_addr,
-        st_shared_u32, st_shared_v2, tensormap_acquire, thread_x, tma_load_2d,
-        tma_load_2d_multicast, tma_store_2d, trap, bulk_commit, bulk_wait, bulk_wait_read,
-        fence_proxy_async_shared,
+        bulk_commit, bulk_wait, bulk_wait_read, cluster_rank, cluster_sync, cluster_x, clusters_x,
+        dynamic_smem, fence_proxy_async_shared, mbarrier_arrive_cluster, mbarrier_arrive_expect_tx,
+        mbarrier_init, mbarrier_wait, named_barrier, smem_addr, st_shared_u32, st_shared_v2,
+        tensormap_acquire, thread_x, tma_load_2d, tma_load_2d_multicast, tma_store_2d, trap,
     };
     use crate::gemm::dev::store_tile;
     use crate::gemm::{GemmIn, GemmTmaParams};

@@ -84,21 +84,8 @@ macro_rules! wgmma_m64n256k16 {
             options(nostack, preserves_flags)
         )
     };
-    ($t:literal, $a:expr, $b:expr; $first:ident $($d:ident)*) => {
-        core::arch::asm!(
-            concat!(
-                "{{ .reg .pred p; setp.ne.b32 p, 1, 0; wgmma.mma_async.sync.aligned.m64n256k16.f32.",
-                $t, ".", $t, " {{",
-                "{", stringify!($first), "}",
-                $(", {", stringify!($d), "}",)*
-                "}}, {da}, {db}, p, 1, 1, 0, 0; }}"
-            ),
-            da = in(reg64) $a,
-            db = in(reg64) $b,
-            $first = inout(reg32) $first,
-            $($d = inout(reg32) $d,)*
-            options(nostack, preserves_flags)
-        )
+    ($t:literal, $a:expr, $b:expr; $($d:ident)*) => {
+        wgmma_m64n256k16!($t, $a, $b, 1u32; $($d)*)
     };
 }
 

@@ -930,7 +930,8 @@ fn exec<I: GemmIn, O: GemmOut>(
             beta,
             // GemmMaps builds C's map where encode_2d can: C row-major here, so rows of a
             // multiple of 16 bytes (or one row); C's buffer 16-byte aligned (the model assumes it)
-            by_copy_engine: beta == 0.0 && (m == 1 || (n * std::mem::size_of::<O>()) % 16 == 0),
+            by_copy_engine: beta == 0.0
+                && (m == 1 || (n * std::mem::size_of::<O>()).is_multiple_of(16)),
             fault,
             cluster,
             clusters,
@@ -1101,32 +1102,20 @@ mod tests {
             I::NAME,
             O::NAME
         );
-        let a: Vec<I> = rng.fill(m * k);
-        let b: Vec<I> = rng.fill(n * k);
-        let c: Vec<O> = if beta_zero {
-            vec![O::poison(); m * n]
-        } else {
-            rng.fill(m * n)
-        };
-        let alpha = (0.5 + rng.uniform().abs()) as f32;
-        let beta = if beta_zero { 0.0 } else { rng.uniform() as f32 };
+        let x = crate::gemm_exec::Case::<I, O>::random(rng, [m, n, k], beta_zero);
         let seed = rng.next_u64();
-        let run = exec(&a, &b, &c, [m, n, k], alpha, beta, clusters, seed, fault);
-        if run.hazard_count > 0 {
-            return Err(format!(
-                "{what}: {} hazards, first: {:#?}",
-                run.hazard_count, run.hazards
-            ));
-        }
-        if let Some((i, w)) = run.coverage_error() {
-            return Err(format!("{what}: C[{},{}] written {w} times", i / n, i % n));
-        }
-        let (want, tol) = gemm_reference_and_tolerance::<I, O>(&a, &b, &c, m, n, k, alpha, beta);
-        let chk = check_gemm(&run.c, &want, &tol, n);
-        if !chk.ok() {
-            return Err(format!("{what}: {chk}"));
-        }
-        Ok(format!("{what}: {chk}"))
+        let run = exec(
+            &x.a,
+            &x.b,
+            &x.c,
+            [m, n, k],
+            x.alpha,
+            x.beta,
+            clusters,
+            seed,
+            fault,
+        );
+        x.judge(&what, &run)
     }
 
     fn report(r: Result<String, String>, bad: &mut Vec<String>) {
