@@ -810,6 +810,65 @@ fn epilogue<O: GemmOut>(
     }
 }
 
+/// Random inputs of a host execution's test and its verdict, shared by the GEMMs' host
+/// executions.
+#[cfg(test)]
+pub(crate) struct Case<I, O> {
+    pub a: Vec<I>,
+    pub b: Vec<I>,
+    pub c: Vec<O>,
+    pub mnk: [usize; 3],
+    pub alpha: f32,
+    pub beta: f32,
+}
+
+#[cfg(test)]
+impl<I: GemmIn, O: GemmOut + crate::blas::BlasElem> Case<I, O> {
+    /// Random `m x n x k` inputs, C poisoned (and `beta` 0) when `beta_zero`.
+    pub fn random(rng: &mut crate::elem::Rng, [m, n, k]: [usize; 3], beta_zero: bool) -> Self {
+        let a = rng.fill(m * k);
+        let b = rng.fill(n * k);
+        let c = if beta_zero {
+            vec![O::poison(); m * n]
+        } else {
+            rng.fill(m * n)
+        };
+        let alpha = (0.5 + rng.uniform().abs()) as f32;
+        let beta = if beta_zero { 0.0 } else { rng.uniform() as f32 };
+        Case {
+            a,
+            b,
+            c,
+            mnk: [m, n, k],
+            alpha,
+            beta,
+        }
+    }
+
+    /// `Err` naming what is wrong with `run`: a hazard, an element of C not written exactly
+    /// once, or a result outside the f64 reference's bound; else the check's line.
+    pub fn judge(&self, what: &str, run: &GemmRun<O>) -> Result<String, String> {
+        let [m, n, k] = self.mnk;
+        if run.hazard_count > 0 {
+            return Err(format!(
+                "{what}: {} hazards, first: {:#?}",
+                run.hazard_count, run.hazards
+            ));
+        }
+        if let Some((i, w)) = run.coverage_error() {
+            return Err(format!("{what}: C[{},{}] written {w} times", i / n, i % n));
+        }
+        let (want, tol) = crate::blas::gemm_reference_and_tolerance::<I, O>(
+            &self.a, &self.b, &self.c, m, n, k, self.alpha, self.beta,
+        );
+        let chk = crate::blas::check_gemm(&run.c, &want, &tol, n);
+        if !chk.ok() {
+            return Err(format!("{what}: {chk}"));
+        }
+        Ok(format!("{what}: {chk}"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1021,64 +1080,5 @@ mod tests {
                 );
             }
         }
-    }
-}
-
-/// Random inputs of a host execution's test and its verdict, shared by the GEMMs' host
-/// executions.
-#[cfg(test)]
-pub(crate) struct Case<I, O> {
-    pub a: Vec<I>,
-    pub b: Vec<I>,
-    pub c: Vec<O>,
-    pub mnk: [usize; 3],
-    pub alpha: f32,
-    pub beta: f32,
-}
-
-#[cfg(test)]
-impl<I: GemmIn, O: GemmOut + crate::blas::BlasElem> Case<I, O> {
-    /// Random `m x n x k` inputs, C poisoned (and `beta` 0) when `beta_zero`.
-    pub fn random(rng: &mut crate::elem::Rng, [m, n, k]: [usize; 3], beta_zero: bool) -> Self {
-        let a = rng.fill(m * k);
-        let b = rng.fill(n * k);
-        let c = if beta_zero {
-            vec![O::poison(); m * n]
-        } else {
-            rng.fill(m * n)
-        };
-        let alpha = (0.5 + rng.uniform().abs()) as f32;
-        let beta = if beta_zero { 0.0 } else { rng.uniform() as f32 };
-        Case {
-            a,
-            b,
-            c,
-            mnk: [m, n, k],
-            alpha,
-            beta,
-        }
-    }
-
-    /// `Err` naming what is wrong with `run`: a hazard, an element of C not written exactly
-    /// once, or a result outside the f64 reference's bound; else the check's line.
-    pub fn judge(&self, what: &str, run: &GemmRun<O>) -> Result<String, String> {
-        let [m, n, k] = self.mnk;
-        if run.hazard_count > 0 {
-            return Err(format!(
-                "{what}: {} hazards, first: {:#?}",
-                run.hazard_count, run.hazards
-            ));
-        }
-        if let Some((i, w)) = run.coverage_error() {
-            return Err(format!("{what}: C[{},{}] written {w} times", i / n, i % n));
-        }
-        let (want, tol) = crate::blas::gemm_reference_and_tolerance::<I, O>(
-            &self.a, &self.b, &self.c, m, n, k, self.alpha, self.beta,
-        );
-        let chk = crate::blas::check_gemm(&run.c, &want, &tol, n);
-        if !chk.ok() {
-            return Err(format!("{what}: {chk}"));
-        }
-        Ok(format!("{what}: {chk}"))
     }
 }
