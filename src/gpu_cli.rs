@@ -526,6 +526,7 @@ fn check(gpu: Option<&Gpu>, job: &Job, rng: &mut Rng) -> Result<Verdict, GpuErro
     fn joined(v: Result<Vec<Verdict>, GpuError>) -> Result<Verdict, GpuError> {
         let v = v?;
         Ok(Verdict {
+            skipped: false,
             ok: v.iter().all(|v| v.ok),
             line: v
                 .iter()
@@ -565,12 +566,13 @@ pub fn run(a: RunArgs) -> ExitCode {
         }
     }
     let mut rng = Rng::new(seed);
-    let mut failed = 0;
+    let (mut failed, mut skipped) = (0, 0);
     for job in &plan {
         match check(gpu.as_ref().ok(), job, &mut rng) {
             Ok(v) => {
                 println!("{}", v.line);
                 failed += usize::from(!v.ok);
+                skipped += usize::from(v.skipped);
             }
             Err(e) => {
                 println!("{}: FAIL {e}", job.name());
@@ -588,10 +590,19 @@ pub fn run(a: RunArgs) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            println!(
-                "all {} host executions passed; NOT run on a GPU ({e})",
-                plan.len()
-            );
+            let ran = plan.len() - skipped;
+            if skipped > 0 {
+                let passed = if ran > 0 {
+                    format!("all {ran} host executions passed")
+                } else {
+                    "no host execution ran".to_string()
+                };
+                println!(
+                    "{passed}, {skipped} checks not run (beyond the host executions' sizes); NOT run on a GPU ({e})"
+                );
+            } else {
+                println!("all {ran} host executions passed; NOT run on a GPU ({e})");
+            }
             if absent(&e) {
                 ExitCode::from(NO_GPU)
             } else {

@@ -258,6 +258,12 @@ fn run_prints_its_seed_and_the_seed_replays_it() {
         let t = text(&out.stdout);
         assert!(t.contains("running the host executions only; seed "), "{t}");
         assert!(t.contains("copy f32 n=100: host execution OK"), "{t}");
+        // a GEMM beyond the host execution's sizes is not counted as passed
+        let out = tessel(&["run", "gemm", "512", "512", "256", "--dtype", "bf16"]);
+        assert_eq!(out.status.code(), Some(3));
+        let t = text(&out.stdout);
+        assert!(t.contains("not run (no GPU"), "{t}");
+        assert!(t.contains("no host execution ran, 2 checks not run"), "{t}");
         let out = tessel(&["bench", "copy"]);
         assert_eq!(out.status.code(), Some(3));
         let err = text(&out.stderr);

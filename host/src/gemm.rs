@@ -154,12 +154,14 @@ where
         }
     }
     let Some(g) = gpu else {
-        if lines.is_empty() {
+        let skipped = lines.is_empty();
+        if skipped {
             lines.push(format!(
                 "{what}: not run (no GPU; the host execution runs up to 2^25 multiply-adds)"
             ));
         }
         return Ok(Verdict {
+            skipped,
             ok,
             line: lines.join("\n"),
         });
@@ -264,6 +266,7 @@ where
         Err(e) => lines.push(format!("{what}: cuBLAS not compared ({e})")),
     }
     Ok(Verdict {
+        skipped: false,
         ok,
         line: lines.join("\n"),
     })

@@ -26,6 +26,9 @@ pub struct Verdict {
     pub ok: bool,
     /// One line saying what was compared and what came out.
     pub line: String,
+    /// Nothing was compared (no GPU, and beyond what the host execution runs): `ok` says only
+    /// that nothing failed.
+    pub skipped: bool,
 }
 
 fn first_mismatch<T: Elem>(a: &[T], b: &[T]) -> Option<(usize, usize)> {
@@ -60,6 +63,7 @@ fn finish<T: Elem>(
 ) -> Verdict {
     if let Err(e) = check_host(host, want) {
         return Verdict {
+            skipped: false,
             ok: false,
             line: format!("{what}: FAIL {e}"),
         };
@@ -67,15 +71,18 @@ fn finish<T: Elem>(
     let n = want.len();
     match device {
         None => Verdict {
+            skipped: false,
             ok: true,
             line: format!("{what}: host execution OK ({n} elements, each written exactly once, equal to the definition)"),
         },
         Some(dev) => match first_mismatch(&dev, &host.out) {
             None => Verdict {
+                skipped: false,
                 ok: true,
                 line: format!("{what}: PASS device = host execution, bit-exact ({n} elements, poisoned output all overwritten)"),
             },
             Some((i, bad)) => Verdict {
+                skipped: false,
                 ok: false,
                 line: format!(
                     "{what}: FAIL device differs from host at {i} ({bad} of {n} elements): {:?} vs {:?}{}",
@@ -307,6 +314,7 @@ pub fn run_rmsnorm<T: RmsElem>(
     let tol = rmsnorm_tolerance::<T>();
     if let Some((i, n)) = host.coverage_error() {
         return Ok(Verdict {
+            skipped: false,
             ok: false,
             line: format!("{what}: FAIL host execution wrote element {i} {n} times"),
         });
@@ -314,12 +322,14 @@ pub fn run_rmsnorm<T: RmsElem>(
     let host_err = rel_error(&host.out, &want);
     if host_err > tol {
         return Ok(Verdict {
+            skipped: false,
             ok: false,
             line: format!("{what}: FAIL host execution error {host_err:.2e} > {tol:.0e}"),
         });
     }
     let Some(g) = gpu else {
         return Ok(Verdict {
+            skipped: false,
             ok: true,
             line: format!("{what}: host execution OK (error {host_err:.2e} vs f64, tolerance {tol:.0e}; each element written exactly once)"),
         });
@@ -338,6 +348,7 @@ pub fn run_rmsnorm<T: RmsElem>(
         .count();
     let ok = err <= tol;
     Ok(Verdict {
+        skipped: false,
         ok,
         line: format!(
             "{what}: {} device error {err:.2e} vs f64 (tolerance {tol:.0e}; host execution {host_err:.2e}); {same} of {} elements bit-equal to the host execution",
@@ -429,6 +440,7 @@ where
             .position(|(&w, &inside)| w != u32::from(inside));
         let verdict = if let Some(k) = covered {
             Verdict {
+                skipped: false,
                 ok: false,
                 line: format!(
                     "{what}: FAIL host execution wrote element {k} {} times",
@@ -437,6 +449,7 @@ where
             }
         } else if let Some((k, bad)) = first_mismatch(&host.out, &want) {
             Verdict {
+                skipped: false,
                 ok: false,
                 line: format!("{what}: FAIL host execution differs from the definition at {k} ({bad} elements)"),
             }
@@ -451,16 +464,19 @@ where
             let dev = g.download(&dy)?;
             match first_mismatch(&dev, &host.out) {
                 None => Verdict {
+                    skipped: false,
                     ok: true,
                     line: format!("{what}: PASS device = host execution, bit-exact ({len} elements of the buffer, {} in the tensor)", m * n),
                 },
                 Some((k, bad)) => Verdict {
+                    skipped: false,
                     ok: false,
                     line: format!("{what}: FAIL device differs from host at {k} ({bad} of {len} elements)"),
                 },
             }
         } else {
             Verdict {
+                skipped: false,
                 ok: true,
                 line: format!("{what}: host execution OK (each element of y written once, nothing else written, equal to the definition)"),
             }
