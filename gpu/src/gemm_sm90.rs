@@ -205,6 +205,28 @@ pub const fn tile_of(
 }
 pub use crate::gemm::raster;
 
+/// The stage and the use of it (its phase count) of the block's k-tile `it`, counted over all
+/// the block's turns: stage `it % STAGES`, use `it / STAGES`. The producer waits for the empty
+/// barrier's phase `(use - 1) & 1` before a use after the first, the consumers for the full
+/// barrier's phase `use & 1`.
+#[inline(always)]
+pub const fn slot(it: i64) -> (i64, i64) {
+    (it % STAGES, it / STAGES)
+}
+
+/// The stage a tile's epilogue keeps, given the k-tile count `it` after the tile's last: the
+/// last k-tile's.
+#[inline(always)]
+pub const fn kept_stage(it: i64) -> i64 {
+    slot(it - 1).0
+}
+
+/// Warpgroup `wg`'s epilogue staging in the kept stage at shared address `stage`.
+#[inline(always)]
+pub const fn staging_at(stage: u32, wg: i64) -> u32 {
+    stage + (wg * EPI_BYTES) as u32
+}
+
 /// A copy-engine load of one k-tile: the box of `map` at `coords` (innermost, K, first) to shared
 /// byte offset `at` of a stage, in the blocks of `mask` (bit `r`: rank `r`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -324,7 +346,7 @@ mod dev {
                 while let Some(blk) = turn(i) {
                     let mut kt = 0;
                     while kt < ktiles {
-                        let (s, round) = (it % STAGES, it / STAGES);
+                        let (s, round) = slot(it);
                         if round > 0 {
                             mbarrier_wait(empty(s), ((round - 1) & 1) as u32);
                         }
@@ -385,8 +407,8 @@ mod dev {
                 while let Some(blk) = turn(i) {
                     let mut kt = 0;
                     while kt < ktiles {
-                        let s = it % STAGES;
-                        mbarrier_wait(full(s), ((it / STAGES) & 1) as u32);
+                        let (s, round) = slot(it);
+                        mbarrier_wait(full(s), (round & 1) as u32);
                         asm!("wgmma.fence.sync.aligned;", options(nostack, preserves_flags));
                         let mut kb = 0;
                         while kb < K_BLOCKS {
@@ -405,7 +427,7 @@ mod dev {
                              options(nostack, preserves_flags));
                         // the previous k-tile's wgmmas are done: its stage is free
                         if kt > 0 {
-                            release((it + STAGES - 1) % STAGES);
+                            release(slot(it - 1).0);
                         }
                         it += 1;
                         kt += 1;
@@ -413,9 +435,9 @@ mod dev {
                     asm!("wgmma.wait_group.sync.aligned 0;", options(nostack, preserves_flags));
                     // both warpgroups' wgmmas are done with the last stage: it stages C
                     named_barrier(1, CONSUMERS as u32);
-                    let kept = (it + STAGES - 1) % STAGES;
+                    let kept = kept_stage(it);
                     let out = Chunk {
-                        at: stage(kept) + (wg * EPI_BYTES) as u32,
+                        at: staging_at(stage(kept), wg),
                         o,
                         alpha: p.alpha,
                     };

@@ -62,9 +62,9 @@ use std::collections::VecDeque;
 use layout_core::{GmmaDescriptor, GmmaMajor};
 use tessel_gpu::gemm::{BK, BM, BN, STAGE_BYTES, SW};
 use tessel_gpu::gemm_sm90::{
-    c_box_cols, c_box_offset, chunk_coord, descriptors, loads, tile_of, BoxLoad, B_BOX_ROWS,
-    CLUSTER_M, CONSUMERS, C_BOX_SWIZZLE, C_PLAN, EPI_BYTES, EPI_N, EPI_PITCH, K_BLOCKS, STAGES,
-    STORE_16, STORE_32,
+    c_box_cols, c_box_offset, chunk_coord, descriptors, kept_stage, loads, slot, staging_at,
+    tile_of, BoxLoad, B_BOX_ROWS, CLUSTER_M, CONSUMERS, C_BOX_SWIZZLE, C_PLAN, EPI_BYTES, EPI_N,
+    EPI_PITCH, K_BLOCKS, STAGES, STORE_16, STORE_32,
 };
 
 use crate::elem::Rng;
@@ -379,7 +379,7 @@ impl<I: GemmIn, O: GemmOut> World<'_, I, O> {
     /// A release of use `it` by `wg` of block `rank`: an arrival on the stage's empty barrier of
     /// each block of the cluster.
     fn release(&mut self, rank: usize, wg: i64, it: i64) {
-        let s = (it % STAGES) as usize;
+        let s = slot(it).0 as usize;
         for r in 0..NC {
             if !self.blocks[r].empty[s].arrive() {
                 let c = self.cluster;
@@ -398,7 +398,7 @@ impl<I: GemmIn, O: GemmOut> World<'_, I, O> {
         let Some(blk) = self.turn(p.rank, p.i) else {
             return Step::Done;
         };
-        let (s, round) = (p.it % STAGES, p.it / STAGES);
+        let (s, round) = slot(p.it);
         let su = s as usize;
         if round > 0
             && self.fault != Fault::SkipEmptyWait
@@ -511,8 +511,8 @@ impl<I: GemmIn, O: GemmOut> World<'_, I, O> {
                     w.state = CState::Done;
                     return Step::Done;
                 }
-                let s = w.it % STAGES;
-                if !self.blocks[w.rank].full[s as usize].passed((w.it / STAGES) & 1) {
+                let (s, round) = slot(w.it);
+                if !self.blocks[w.rank].full[s as usize].passed(round & 1) {
                     return Step::Blocked;
                 }
                 let base = stage_addr(s) as u32;
@@ -645,8 +645,8 @@ impl<I: GemmIn, O: GemmOut> World<'_, I, O> {
 
     /// The kept stage's use and the warpgroup's staging address of the current turn.
     fn staging(&self, w: &Consumer, wg: i64) -> (i64, i64) {
-        let kept = (w.it + STAGES - 1) % STAGES;
-        (w.it - 1, stage_addr(kept) + wg * EPI_BYTES)
+        let kept = kept_stage(w.it);
+        (w.it - 1, staging_at(stage_addr(kept) as u32, wg) as i64)
     }
 
     /// The accumulators of chunk `chunk`, times alpha, into the warpgroup's staging tile.
@@ -660,7 +660,7 @@ impl<I: GemmIn, O: GemmOut> World<'_, I, O> {
         };
         let (use_, at0) = self.staging(w, other);
         let (_, region) = self.staging(w, wg);
-        let kept = ((w.it + STAGES - 1) % STAGES) as usize;
+        let kept = kept_stage(w.it) as usize;
         if self.blocks[r].reading[kept] > 0 {
             self.hz.note(|| {
                 format!(
