@@ -71,7 +71,9 @@ const fn tile(rows: i64) -> ComposedLayout {
         ))
     ))
 }
-const fn descs(rows: i64) -> [u64; K_BLOCKS as usize] {
+/// The wgmma descriptors of a `rows x BK` 16-bit K-major tile with the 128-byte swizzle (the
+/// stages' layout) at shared address 0, one per k-block of 16.
+pub const fn k_major_descs(rows: i64) -> [u64; K_BLOCKS as usize] {
     let t = tile(rows);
     let mut d = [0u64; K_BLOCKS as usize];
     let mut k = 0;
@@ -83,9 +85,9 @@ const fn descs(rows: i64) -> [u64; K_BLOCKS as usize] {
 }
 /// A warpgroup's A (`64 x BK` of the stage, K-major, 128-byte swizzle) per k-block, at shared
 /// address 0.
-pub const DESC_A: [u64; K_BLOCKS as usize] = descs(64);
+pub const DESC_A: [u64; K_BLOCKS as usize] = k_major_descs(64);
 /// B's (`BN x BK`).
-pub const DESC_B: [u64; K_BLOCKS as usize] = descs(BN);
+pub const DESC_B: [u64; K_BLOCKS as usize] = k_major_descs(BN);
 /// Columns of C per epilogue chunk.
 pub const EPI_N: i64 = 64;
 /// Row pitch (`f32` elements) of a chunk in shared memory: padded so that a warp's 8-byte

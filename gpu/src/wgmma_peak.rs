@@ -5,14 +5,14 @@
 //! in the loop. Its rate is the ceiling a Hopper GEMM (issue 11) is measured against. The
 //! accumulators are 128 scalar locals (an array of them would go to local memory).
 
-use layout_core::{const_ok, make_gmma_desc_k, ComposedLayout, GmmaMajor, Layout, Swizzle};
+use crate::gemm_sm90::k_major_descs;
 
 /// Threads per block: three warpgroups.
 pub const THREADS: i64 = 384;
 /// Floating-point operations of one instruction: `2 * 64 * 256 * 16`.
 pub const FLOPS_PER_WGMMA: i64 = 2 * 64 * 256 * 16;
 /// K-blocks (16 each) of the tiles: wgmma instructions per commit group.
-pub const K_BLOCKS: i64 = 4;
+pub const K_BLOCKS: i64 = crate::gemm_sm90::K_BLOCKS;
 /// Bytes of A's tile (`64 x 64` bf16), then B's (`256 x 64`).
 pub const A_BYTES: i64 = 64 * 64 * 2;
 /// See [`A_BYTES`].
@@ -20,29 +20,10 @@ pub const B_BYTES: i64 = 256 * 64 * 2;
 /// Dynamic shared memory: both tiles and 1024 bytes to align them.
 pub const SMEM_BYTES: i64 = A_BYTES + B_BYTES + 1024;
 
-const fn tile(rows: i64) -> ComposedLayout {
-    const_ok!(ComposedLayout::new(
-        const_ok!(Swizzle::new(3, 3, 3)),
-        const_ok!(Layout::from_parts(
-            const_ok!(layout_core::IntTuple::from_ints(&[rows, 64])),
-            &[64, 1]
-        ))
-    ))
-}
-/// A's descriptors per k-block, the tile at shared address 0.
-pub const DESC_A: [u64; K_BLOCKS as usize] = descs(64);
+/// A's descriptors per k-block, the tile at shared address 0 (`gemm_sm90`'s stage layout).
+pub const DESC_A: [u64; K_BLOCKS as usize] = k_major_descs(64);
 /// B's.
-pub const DESC_B: [u64; K_BLOCKS as usize] = descs(256);
-const fn descs(rows: i64) -> [u64; K_BLOCKS as usize] {
-    let t = tile(rows);
-    let mut d = [0u64; K_BLOCKS as usize];
-    let mut k = 0;
-    while k < K_BLOCKS {
-        d[k as usize] = const_ok!(make_gmma_desc_k(&t, 16, GmmaMajor::K, k)).desc;
-        k += 1;
-    }
-    d
-}
+pub const DESC_B: [u64; K_BLOCKS as usize] = k_major_descs(256);
 
 /// The parameters: one `f32` per thread of the grid, rounds, a seed for the tiles' contents.
 #[repr(C)]

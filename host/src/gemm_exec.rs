@@ -115,18 +115,28 @@ pub fn gemm_exec<I: GemmIn, O: GemmOut>(
     exec(a, b, c, [m, n, k], alpha, beta, Fault::None)
 }
 
-/// Hazards seen, the first few described.
+/// Hazards seen, the first few described (shared by the GEMMs' host executions).
 #[derive(Default)]
-struct Hazards {
+pub(crate) struct Hazards {
     list: Vec<String>,
     count: usize,
 }
 impl Hazards {
-    fn note(&mut self, what: impl FnOnce() -> String) {
+    /// One more hazard; `what` describes it while fewer than [`MAX_HAZARDS`] are.
+    pub(crate) fn note(&mut self, what: impl FnOnce() -> String) {
         if self.list.len() < MAX_HAZARDS {
             self.list.push(what());
         }
         self.count += 1;
+    }
+    /// The run: C, its write counts, these hazards.
+    pub(crate) fn run<O>(self, c: Vec<O>, writes: Vec<u32>) -> GemmRun<O> {
+        GemmRun {
+            c,
+            writes,
+            hazard_count: self.count,
+            hazards: self.list,
+        }
     }
 }
 
@@ -647,12 +657,7 @@ fn exec<I: GemmIn, O: GemmOut>(
             fault,
         );
     }
-    GemmRun {
-        c: out,
-        writes,
-        hazard_count: hazards.count,
-        hazards: hazards.list,
-    }
+    hazards.run(out, writes)
 }
 
 /// The kernel's `mainloop`: the pipeline over `ktiles` k-tiles, every warp's MMAs.

@@ -70,6 +70,7 @@ use tessel_gpu::gemm_sm90::{
 use crate::elem::Rng;
 use crate::gemm::{GemmIn, GemmOut};
 pub use crate::gemm_exec::GemmRun;
+use crate::gemm_exec::Hazards;
 
 /// The shared address of stage 0 in the model (the kernel rounds its dynamic shared memory up
 /// to a 1024-byte boundary).
@@ -84,8 +85,6 @@ const WG: i64 = 128;
 const CHUNKS: i64 = BN / EPI_N;
 /// 16-bit units of a block's shared memory in the model.
 const UNITS: usize = ((STAGE0 + STAGES * STAGE_BYTES) / 2) as usize;
-/// At most this many hazards are described; all are counted.
-const MAX_HAZARDS: usize = 16;
 
 /// A deliberate fault, to show that the checks can fail.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -123,21 +122,6 @@ pub fn gemm_sm90_exec<I: GemmIn, O: GemmOut>(
     clusters: usize,
 ) -> GemmRun<O> {
     exec(a, b, c, [m, n, k], alpha, beta, clusters, SEED, Fault::None)
-}
-
-/// Hazards seen, the first few described.
-#[derive(Default)]
-struct Hazards {
-    list: Vec<String>,
-    count: usize,
-}
-impl Hazards {
-    fn note(&mut self, what: impl FnOnce() -> String) {
-        if self.list.len() < MAX_HAZARDS {
-            self.list.push(what());
-        }
-        self.count += 1;
-    }
 }
 
 /// What wrote a unit of shared memory.
@@ -944,12 +928,7 @@ fn exec<I: GemmIn, O: GemmOut>(
         };
         run_cluster(&mut w, &mut rng);
     }
-    GemmRun {
-        c: out,
-        writes,
-        hazard_count: hz.count,
-        hazards: hz.list,
-    }
+    hz.run(out, writes)
 }
 
 /// The schedule's checks: both blocks of each cluster take as many turns, and every tile of C
