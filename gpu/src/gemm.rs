@@ -418,7 +418,7 @@ pub struct GemmTmaParams<A, C> {
     pub a_map: *const u8,
     /// B's tensor map: boxes of `BN x BK`, 128-byte swizzle (`gemm_sm90`: `B_BOX_ROWS x BK`).
     pub b_map: *const u8,
-    /// C's tensor map for `gemm_sm90`'s stores (boxes of `64 x C_BOX_COLS`, 128-byte swizzle),
+    /// C's tensor map for `gemm_sm90`'s stores (boxes of `64 x c_box_cols`, 128-byte swizzle),
     /// or null: then C is written by the threads (and always when `beta != 0`). `gemm_tma`
     /// ignores it.
     pub c_map: *const u8,
@@ -602,7 +602,7 @@ pub(crate) mod dev {
 
     /// How a stage is filled: `load(kt, s)` starts k-tile `kt` of A's and B's block tiles into
     /// the stage at `s`.
-    pub(crate) trait Load {
+    trait Load {
         /// Starts k-tile `kt` into stage `si` (at shared address `s`).
         unsafe fn load(&self, kt: i64, si: i64, s: u32);
         /// Ends the loads of one k-tile (cp.async: a commit group).
@@ -766,7 +766,7 @@ pub(crate) mod dev {
     /// stage's bytes and issues one box of A and one of B into it; every thread waits for the
     /// barrier's phase of that use of the stage. The boxes land swizzled by the 128-byte mode,
     /// which is [`SW`] (checked on the host: `TmaSwizzle::B128.swizzle(2)`).
-    pub(crate) struct TmaPair {
+    struct TmaPair {
         a: *const u8,
         b: *const u8,
         blk: [i64; 2],
@@ -783,7 +783,7 @@ pub(crate) mod dev {
         /// Every thread of the block calls it; `t`'s maps as [`gemm_tma`] needs them, and
         /// [`TMA_SMEM_BYTES`] of dynamic shared memory.
         #[inline(always)]
-        pub(crate) unsafe fn new<I: GemmIn, O: Elem>(
+        unsafe fn new<I: GemmIn, O: Elem>(
             t: &GemmTmaParams<Gmem<I>, Gmem<O>>,
         ) -> ([i64; 2], u32, TmaPair) {
             let Ok([m, n, _]) = t.g.mnk() else { trap() };
@@ -849,7 +849,7 @@ pub(crate) mod dev {
 
     /// The f32 tile in shared memory (`alpha A B^T`) plus `beta C` into C's tile `(bm, bn)`.
     #[inline(always)]
-    pub(crate) unsafe fn epilogue<O: Elem>(
+    unsafe fn epilogue<O: Elem>(
         p: &GemmParams<Gmem<impl GemmIn>, Gmem<O>>,
         blk: [i64; 2],
         s0: u32,
