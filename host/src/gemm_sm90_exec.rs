@@ -912,10 +912,16 @@ fn exec<I: GemmIn, O: GemmOut>(
             ktiles,
             alpha,
             beta,
-            // GemmMaps builds C's map where encode_2d can: C row-major here, so rows of a
-            // multiple of 16 bytes (or one row); C's buffer 16-byte aligned (the model assumes it)
+            // GemmMaps builds C's map where the copy engine can address C: row-major here, its
+            // buffer 16-byte aligned (the model assumes it)
             by_copy_engine: beta == 0.0
-                && (m == 1 || (n * std::mem::size_of::<O>()).is_multiple_of(16)),
+                && crate::tma::addressable(
+                    [mnk[0], mnk[1]],
+                    [mnk[1], 1],
+                    std::mem::size_of::<O>() as i64,
+                    0,
+                )
+                .is_ok(),
             fault,
             cluster,
             clusters,

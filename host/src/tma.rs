@@ -85,6 +85,32 @@ impl TensorMap {
     }
 }
 
+/// Can the copy engine address a rank-2 tensor of `shape` `(rows, cols)`, `stride` (elements),
+/// `bytes`-byte elements at `origin`? `Err` names the violated condition: rows contiguous
+/// (column stride 1), the row stride covering a row and a multiple of 16 bytes below 2^40, the
+/// origin 16-byte aligned.
+pub fn addressable(
+    [rows, cols]: [i64; 2],
+    [ld, unit]: [i64; 2],
+    bytes: i64,
+    origin: u64,
+) -> std::result::Result<(), String> {
+    if unit != 1 && cols > 1 {
+        return Err(format!(
+            "the rows must be contiguous (column stride 1), got {unit}"
+        ));
+    }
+    if rows > 1 && (ld < cols || (ld * bytes) % 16 != 0 || ld * bytes >= 1 << 40) {
+        return Err(format!(
+            "the row stride must cover a row and be a multiple of 16 bytes below 2^40; got {ld} elements of {bytes} bytes"
+        ));
+    }
+    if !origin.is_multiple_of(16) {
+        return Err("the tensor's origin must be 16-byte aligned".into());
+    }
+    Ok(())
+}
+
 /// The tensor map of `t`, rank 2 `(rows, cols)` with unit column stride, loaded `boxed` =
 /// `(box_rows, box_cols)` at a time into shared memory laid out by `mode`. `Err` names the
 /// violated condition: the copy engine's (box extents 1..=256, the box's row a multiple of 16
@@ -98,21 +124,11 @@ pub fn encode_2d<T: TmaElem>(
 ) -> Result<TensorMap> {
     let p = t.param::<2>("tma source")?;
     let [rows, cols] = p.shape();
-    let [ld, unit] = p.layout().stride();
+    let [ld, _] = p.layout().stride();
     let bytes = std::mem::size_of::<T>() as i64;
     let bad = |m: String| Err(GpuError::Invalid(format!("tensor map: {m}")));
-    if unit != 1 && cols > 1 {
-        return bad(format!(
-            "the rows must be contiguous (column stride 1), got {unit}"
-        ));
-    }
-    if rows > 1 && (ld < cols || (ld * bytes) % 16 != 0 || ld * bytes >= 1 << 40) {
-        return bad(format!(
-            "the row stride must cover a row and be a multiple of 16 bytes below 2^40; got {ld} elements of {bytes} bytes"
-        ));
-    }
-    if !(p.engine().0 as usize).is_multiple_of(16) {
-        return bad("the tensor's origin must be 16-byte aligned".into());
+    if let Err(m) = addressable(p.shape(), p.layout().stride(), bytes, p.engine().0 as u64) {
+        return bad(m);
     }
     let [br, bc] = boxed;
     if !(1..=256).contains(&br) || !(1..=256).contains(&bc) {
@@ -233,6 +249,22 @@ mod tests {
 
     /// The 128-byte mode of 16-bit elements is the GEMM's stage swizzle: the copy engine fills
     /// the stages exactly as the cp.async path lays them out.
+    /// The copy engine's addressing rules, each breach named.
+    #[test]
+    fn addressable_names_what_the_copy_engine_cannot_address() {
+        use super::addressable;
+        assert_eq!(addressable([130, 264], [264, 1], 2, 0), Ok(()));
+        assert_eq!(addressable([1, 259], [259, 1], 2, 64), Ok(()));
+        let e = addressable([130, 260], [260, 1], 2, 0).unwrap_err();
+        assert!(e.contains("multiple of 16 bytes"), "{e}");
+        let e = addressable([4, 8], [1, 4], 4, 0).unwrap_err();
+        assert!(e.contains("column stride 1"), "{e}");
+        let e = addressable([4, 8], [4, 1], 4, 0).unwrap_err();
+        assert!(e.contains("cover a row"), "{e}");
+        let e = addressable([4, 8], [8, 1], 4, 8).unwrap_err();
+        assert!(e.contains("16-byte aligned"), "{e}");
+    }
+
     #[test]
     fn the_gemm_stages_are_the_128_byte_mode() {
         assert_eq!(TmaSwizzle::B128.swizzle(16).unwrap(), tessel_gpu::gemm::SW);
