@@ -183,6 +183,13 @@ const _: () = assert!(
     "each box starts on a 1024-byte boundary: the 128-byte swizzle's pattern is the stage's"
 );
 
+/// The pairs of tiles (rows `2 m`, `2 m + 1`, one column of B's tiles) of `tiles_mn` tiles:
+/// more clusters than this would have nothing to do.
+#[inline(always)]
+pub const fn tile_pairs(tiles_mn: [i64; 2]) -> i64 {
+    (tiles_mn[0] + CLUSTER_M - 1) / CLUSTER_M * tiles_mn[1]
+}
+
 /// The tile of C that block `rank` of cluster `cluster` (of `clusters`) takes on its `i`-th
 /// turn, or `None` past the last: the clusters walk the pairs of tiles (rows `2 m`, `2 m + 1`)
 /// `cluster + i * clusters`, in [`raster`] order over the pairs, and each block takes its row of
@@ -198,7 +205,7 @@ pub const fn tile_of(
 ) -> Option<[i64; 2]> {
     let pairs_m = (tiles_mn[0] + CLUSTER_M - 1) / CLUSTER_M;
     let t = cluster + i * clusters;
-    if t >= pairs_m * tiles_mn[1] {
+    if t >= tile_pairs(tiles_mn) {
         None
     } else {
         let [pm, n] = crate::gemm::raster(t, pairs_m, tiles_mn[1]);

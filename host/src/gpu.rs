@@ -585,21 +585,17 @@ impl Gpu {
                 beta,
             },
         };
-        p.g.mnk()
-            .map_err(|why| GpuError::Invalid(format!("{name}: {why}")))?;
+        let [m, n, _] =
+            p.g.mnk()
+                .map_err(|why| GpuError::Invalid(format!("{name}: {why}")))?;
         let (threads, smem_bytes, blocks) = match kind {
             MappedGemm::Tma => (gemm::THREADS, gemm::TMA_SMEM_BYTES, p.g.blocks()),
             // persistent: as many clusters as run at once, none idle
             MappedGemm::Sm90 => {
-                use tessel_gpu::gemm_sm90::{CLUSTER_M, SMEM_BYTES, THREADS};
-                let [m, n, _] = p.g.mnk().unwrap_or([0, 0, 0]);
-                let pairs = (m + CLUSTER_M * gemm::BM - 1) / (CLUSTER_M * gemm::BM)
-                    * ((n + gemm::BN - 1) / gemm::BN);
-                (
-                    THREADS,
-                    SMEM_BYTES,
-                    CLUSTER_M * pairs.min(self.sm90_clusters),
-                )
+                use tessel_gpu::gemm_sm90::{tile_pairs, CLUSTER_M, SMEM_BYTES, THREADS};
+                let tiles = [(m + gemm::BM - 1) / gemm::BM, (n + gemm::BN - 1) / gemm::BN];
+                let clusters = tile_pairs(tiles).min(self.sm90_clusters);
+                (THREADS, SMEM_BYTES, CLUSTER_M * clusters)
             }
         };
         let g = Geometry {
