@@ -14,7 +14,7 @@
 
 use crate::ctx::{Collective, Ctx, Geometry, Kernel};
 use crate::mem::{Mem, V4};
-use crate::rmsnorm::Elem as Real;
+use crate::real::Real;
 use layout_core::{
     const_ok, make_coord_tensor, make_tiled_copy_tv, Engine, FlatTensor, IntTuple, Layout,
     TiledCopy, TvCoords,

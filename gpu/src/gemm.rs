@@ -25,7 +25,7 @@
 //! Operands whose K-stride is not 1 or whose rows are not 16-byte aligned (another major, a `K`
 //! not a multiple of 8) are loaded element by element into the same stages: slower, same result.
 
-use crate::rmsnorm::Elem;
+use crate::real::Real;
 use layout_core::{
     const_ok, make_tiled_copy_a, make_tiled_copy_b, make_tiled_copy_tv, make_tiled_mma_permuted,
     CopyAtom, FlatTensor, IntTuple, Layout, MmaAtom, Operand, Swizzle, TiledMma, TvCoords,
@@ -455,7 +455,7 @@ pub const fn raster(b: i64, tiles_m: i64, tiles_n: i64) -> [i64; 2] {
 }
 
 /// A 16-bit input element type of the tensor cores.
-pub trait GemmIn: Elem {
+pub trait GemmIn: Real {
     /// `bf16` (else `f16`).
     const BF16: bool;
 }
@@ -710,7 +710,7 @@ pub(crate) mod dev {
     /// `p` from the host launcher (shapes agreeing, tensors inside their buffers), launched with
     /// [`THREADS`] threads, `blocks()` blocks and [`SMEM_BYTES`] of dynamic shared memory.
     #[inline(always)]
-    pub unsafe fn gemm<I: GemmIn, O: Elem>(p: GemmParams<Gmem<I>, Gmem<O>>) {
+    pub unsafe fn gemm<I: GemmIn, O: Real>(p: GemmParams<Gmem<I>, Gmem<O>>) {
         let Ok([m, n, k]) = p.mnk() else { trap() };
         let [bm, bn] = raster(block_x(), (m + BM - 1) / BM, (n + BN - 1) / BN);
         let s0 = smem_addr(dynamic_smem::<u8>());
@@ -733,7 +733,7 @@ pub(crate) mod dev {
     /// Block tile `blk` of C: the main loop filling the stages at `s0` by `load`, then the
     /// epilogue.
     #[inline(always)]
-    unsafe fn tile<I: GemmIn, O: Elem, L: Load>(
+    unsafe fn tile<I: GemmIn, O: Real, L: Load>(
         p: &GemmParams<Gmem<I>, Gmem<O>>,
         blk: [i64; 2],
         s0: u32,
@@ -783,7 +783,7 @@ pub(crate) mod dev {
         /// Every thread of the block calls it; `t`'s maps as [`gemm_tma`] needs them, and
         /// [`TMA_SMEM_BYTES`] of dynamic shared memory.
         #[inline(always)]
-        unsafe fn new<I: GemmIn, O: Elem>(
+        unsafe fn new<I: GemmIn, O: Real>(
             t: &GemmTmaParams<Gmem<I>, Gmem<O>>,
         ) -> ([i64; 2], u32, TmaPair) {
             let Ok([m, n, _]) = t.g.mnk() else { trap() };
@@ -842,14 +842,14 @@ pub(crate) mod dev {
     /// As [`gemm`], with `t.a_map` and `t.b_map` tensor maps of `t.g.a` and `t.g.b` (boxes
     /// `BM x BK` and `BN x BK`, 128-byte swizzle) and [`TMA_SMEM_BYTES`] of shared memory.
     #[inline(always)]
-    pub unsafe fn gemm_tma<I: GemmIn, O: Elem>(t: GemmTmaParams<Gmem<I>, Gmem<O>>) {
+    pub unsafe fn gemm_tma<I: GemmIn, O: Real>(t: GemmTmaParams<Gmem<I>, Gmem<O>>) {
         let (blk, s0, load) = TmaPair::new(&t);
         tile(&t.g, blk, s0, &load)
     }
 
     /// The f32 tile in shared memory (`alpha A B^T`) plus `beta C` into C's tile `(bm, bn)`.
     #[inline(always)]
-    unsafe fn epilogue<O: Elem>(
+    unsafe fn epilogue<O: Real>(
         p: &GemmParams<Gmem<impl GemmIn>, Gmem<O>>,
         blk: [i64; 2],
         s0: u32,
@@ -863,7 +863,7 @@ pub(crate) mod dev {
     /// `beta C`, into C's tile `blk` of `plan.tile()`: whole 16-byte accesses where the tile lies
     /// inside C with aligned rows, else element by element predicated by C's bounds.
     #[inline(always)]
-    pub(crate) unsafe fn store_tile<O: Elem>(
+    pub(crate) unsafe fn store_tile<O: Real>(
         p: &GemmParams<Gmem<impl GemmIn>, Gmem<O>>,
         plan: &TvCoords<2>,
         blk: [i64; 2],

@@ -306,7 +306,7 @@ mod dev {
     use crate::gemm::dev::store_tile;
     use crate::gemm::{GemmIn, GemmTmaParams};
     use crate::mem::Gmem;
-    use crate::rmsnorm::Elem;
+    use crate::real::Real;
     use core::arch::asm;
 
     /// The kernel.
@@ -316,7 +316,7 @@ mod dev {
     /// BK`), with [`THREADS`] threads, [`SMEM_BYTES`] of shared memory, clusters of
     /// [`CLUSTER_M`] blocks, and any number of clusters.
     #[inline(always)]
-    pub unsafe fn gemm_sm90<I: GemmIn, O: Elem>(t: GemmTmaParams<Gmem<I>, Gmem<O>>) {
+    pub unsafe fn gemm_sm90<I: GemmIn, O: Real>(t: GemmTmaParams<Gmem<I>, Gmem<O>>) {
         let p = &t.g;
         let Ok([m, n, k]) = p.mnk() else { trap() };
         let tiles = [(m + BM - 1) / BM, (n + BN - 1) / BN];
@@ -384,7 +384,7 @@ mod dev {
     /// A consumer thread (`ct` of [`CONSUMERS`]): its warpgroup's wgmmas over each turn's
     /// k-tiles, each stage released to both blocks' producers, then the epilogue.
     #[inline(always)]
-    unsafe fn consume<I: GemmIn, O: Elem>(
+    unsafe fn consume<I: GemmIn, O: Real>(
         t: &GemmTmaParams<Gmem<I>, Gmem<O>>,
         ct: i64,
         ktiles: i64,
@@ -514,7 +514,7 @@ mod dev {
         out: Chunk,
         _o: core::marker::PhantomData<O>,
     }
-    impl<O: Elem> Boxes<O> {
+    impl<O: Real> Boxes<O> {
         /// Accumulators `v` and `v + 1`, times alpha, as `O`, at their [`chunk_coord`].
         #[inline(always)]
         unsafe fn pair(&self, v: i64, x: f32, y: f32) {

@@ -5,19 +5,15 @@
 //! and thread, to produce the expected output and to check that the threads' writes cover it
 //! exactly once.
 //!
-//! On `nvptx64` this crate is built to PTX by rustc's NVPTX backend (see the root `build.rs`); on
-//! any other target it is an ordinary `no_std` library.
+//! The kernel declaration, the engines, the element types and the device functions are
+//! `tessel-device`'s (the device side any kernel crate uses; re-exported here as [`ctx`],
+//! [`mem`], [`real`], [`math`] and, on `nvptx64`, `device`). On `nvptx64` this crate is built to
+//! PTX by rustc's NVPTX backend (see the root `build.rs`); on any other target it is an ordinary
+//! `no_std` library.
 #![no_std]
 #![cfg_attr(
     target_arch = "nvptx64",
-    feature(
-        abi_ptx,
-        stdarch_nvptx,
-        asm_experimental_arch,
-        core_intrinsics,
-        gpu_intrinsics,
-        gpu_launch_sized_workgroup_mem
-    )
+    feature(abi_ptx, asm_experimental_arch, core_intrinsics,)
 )]
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 #![warn(missing_docs)]
@@ -104,49 +100,18 @@ macro_rules! each_pair {
 
 pub mod axpby;
 pub mod copy;
-pub mod ctx;
 pub mod gemm;
 pub mod gemm_sm90;
-pub mod mem;
 pub mod mma_peak;
 pub mod rmsnorm;
 pub mod tma;
 pub mod transpose;
 pub mod wgmma_peak;
 
-/// Declares the PTX entry points: `name => KernelType, ...`. Each becomes an
-/// `extern "ptx-kernel"` function taking the kernel's `Params` by value and running its steps
-/// ([`device::run`]), an [`ctx::Entry`] implementation naming it, and a line of [`KERNELS`].
-macro_rules! kernels {
-    ($($name:ident => $k:ty),* $(,)?) => {
-        $(
-            #[cfg(target_arch = "nvptx64")]
-            #[no_mangle]
-            #[doc = concat!("The PTX entry point of `", stringify!($k), "`.")]
-            pub unsafe extern "ptx-kernel" fn $name(
-                p: <$k as ctx::Kernel>::Params<mem::Gmem<<$k as ctx::Kernel>::T>>,
-            ) {
-                device::run::<$k>(p)
-            }
-            impl ctx::Entry for $k {
-                const NAME: &'static str = stringify!($name);
-            }
-        )*
-        /// Every PTX entry point, in declaration order.
-        pub const KERNELS: &[ctx::KernelInfo] = &[$(
-            ctx::KernelInfo {
-                name: stringify!($name),
-                param_bytes: core::mem::size_of::<
-                    <$k as ctx::Kernel>::Params<mem::Gmem<<$k as ctx::Kernel>::T>>,
-                >(),
-                collectives: <$k as ctx::Kernel>::COLLECTIVES,
-            },
-        )*];
-    };
-}
-
 #[cfg(target_arch = "nvptx64")]
-pub mod device;
+pub use tessel_device::device;
+pub use tessel_device::{ctx, math, mem, real};
+use tessel_device::{kernels, ptx_directives};
 
 use half::{bf16, f16};
 kernels! {
@@ -163,12 +128,6 @@ kernels! {
     axpby_bf16 => axpby::Axpby<bf16>,
     rmsnorm_f32 => rmsnorm::RmsNorm<f32>,
     rmsnorm_bf16 => rmsnorm::RmsNorm<bf16>,
-}
-
-#[cfg(target_arch = "nvptx64")]
-#[panic_handler]
-fn panic(_: &core::panic::PanicInfo) -> ! {
-    device::trap()
 }
 
 /// Declares the GEMM entry points, `name => (input, output)`: each an `extern "ptx-kernel"`
@@ -293,35 +252,13 @@ sm90a_kernels! {
     gemm_sm90_f16_f32 => gemm_sm90::gemm_sm90 [f16, f32] (gemm::GemmTmaParams<mem::Gmem<f16>, mem::Gmem<f32>>),
 }
 
-/// Declares PTX performance directives of entries, `directive: name => value, ...`: `maxntid`
-/// (the most threads per block the entry is launched with, which `ptxas` needs to budget
-/// registers for a kernel that moves them between warpgroups with `setmaxnreg`) or
-/// `reqnctapercluster` (the blocks per cluster it must be launched with; a plain launch then
-/// makes clusters). rustc cannot write these directives, so each becomes a `u32` global
-/// `<name>__<directive>` in the PTX, and the build (`build.rs`) writes `.<directive> value, 1, 1`
-/// into that entry's header.
-macro_rules! ptx_directives {
-    ($directive:ident: $($name:ident => $value:expr),* $(,)?) => {
-        /// See `ptx_directives!`.
-        #[allow(non_upper_case_globals)]
-        pub mod $directive {
-            $(
-                #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
-                #[export_name = concat!(stringify!($name), "__", stringify!($directive))]
-                #[doc = concat!("`", stringify!($name), "`'s `.", stringify!($directive), "`.")]
-                pub static $name: u32 = $value as u32;
-            )*
-        }
-    };
-}
-
-ptx_directives! { maxntid:
+ptx_directives! { #[cfg(target_feature = "sm_90a")] maxntid:
     gemm_sm90_bf16_bf16 => crate::gemm_sm90::THREADS,
     gemm_sm90_bf16_f32 => crate::gemm_sm90::THREADS,
     gemm_sm90_f16_f16 => crate::gemm_sm90::THREADS,
     gemm_sm90_f16_f32 => crate::gemm_sm90::THREADS,
 }
-ptx_directives! { reqnctapercluster:
+ptx_directives! { #[cfg(target_feature = "sm_90a")] reqnctapercluster:
     gemm_sm90_bf16_bf16 => crate::gemm_sm90::CLUSTER_M,
     gemm_sm90_bf16_f32 => crate::gemm_sm90::CLUSTER_M,
     gemm_sm90_f16_f16 => crate::gemm_sm90::CLUSTER_M,

@@ -29,6 +29,7 @@
 
 use crate::ctx::{Collective, Ctx, Geometry, Kernel};
 use crate::mem::{AsyncCopy, Mem, V4};
+use crate::real::Real;
 use core::marker::PhantomData;
 use layout_core::{
     const_ok, make_coord_tensor, make_tiled_copy_tv, Engine, FlatLayout, FlatTensor, IntTuple,
@@ -44,109 +45,6 @@ pub const DEPTH: i64 = 4;
 const _: () = assert!(DEPTH == 4, "unroll4 covers DEPTH tiles");
 /// Shared memory per staged tile: one 16-byte slot per thread.
 pub const STAGE_BYTES: i64 = THREADS * 16;
-
-/// An element type of the kernel: 32 or 16 bits, widened to f32 for the arithmetic.
-pub trait Elem: Copy {
-    /// Bits per element.
-    const BITS: i64;
-    /// The value of the element whose bits are the low `BITS` of `b`.
-    fn widen(b: u32) -> f32;
-    /// The bits of `v` rounded to this type (round to nearest even).
-    fn narrow(v: f32) -> u32;
-    /// Two 16-bit elements rounded and packed in one word, `lo` in the low half.
-    #[inline(always)]
-    fn narrow2(lo: f32, hi: f32) -> u32 {
-        Self::narrow(lo) | (Self::narrow(hi) << 16)
-    }
-    /// The element widened to `f32` (exact).
-    fn to_f32(self) -> f32;
-    /// `v` rounded to this type (round to nearest even), as [`Elem::narrow`] rounds it.
-    fn from_f32(v: f32) -> Self;
-}
-impl Elem for f32 {
-    const BITS: i64 = 32;
-    #[inline(always)]
-    fn to_f32(self) -> f32 {
-        self
-    }
-    #[inline(always)]
-    fn from_f32(v: f32) -> Self {
-        v
-    }
-    #[inline(always)]
-    fn widen(b: u32) -> f32 {
-        f32::from_bits(b)
-    }
-    #[inline(always)]
-    fn narrow(v: f32) -> u32 {
-        v.to_bits()
-    }
-}
-impl Elem for half::bf16 {
-    const BITS: i64 = 16;
-    #[inline(always)]
-    fn to_f32(self) -> f32 {
-        Self::widen(self.to_bits() as u32)
-    }
-    #[inline(always)]
-    fn from_f32(v: f32) -> Self {
-        half::bf16::from_bits(Self::narrow(v) as u16)
-    }
-    #[inline(always)]
-    fn widen(b: u32) -> f32 {
-        f32::from_bits(b << 16)
-    }
-    #[inline(always)]
-    fn narrow(v: f32) -> u32 {
-        half::bf16::from_f32(v).to_bits() as u32
-    }
-    /// On the device one `cvt.rn.bf16x2.f32`: the same round-to-nearest-even as `half`'s.
-    #[cfg(target_arch = "nvptx64")]
-    #[inline(always)]
-    fn narrow2(lo: f32, hi: f32) -> u32 {
-        let r: u32;
-        // SAFETY: a pure register conversion (sm_80 and newer)
-        unsafe {
-            core::arch::asm!("cvt.rn.bf16x2.f32 {r}, {hi}, {lo};",
-                 r = out(reg32) r, hi = in(reg32) hi, lo = in(reg32) lo,
-                 options(pure, nomem, nostack, preserves_flags));
-        }
-        r
-    }
-}
-
-impl Elem for half::f16 {
-    const BITS: i64 = 16;
-    #[inline(always)]
-    fn to_f32(self) -> f32 {
-        half::f16::to_f32(self)
-    }
-    #[inline(always)]
-    fn from_f32(v: f32) -> Self {
-        half::f16::from_f32(v)
-    }
-    #[inline(always)]
-    fn widen(b: u32) -> f32 {
-        half::f16::from_bits(b as u16).to_f32()
-    }
-    #[inline(always)]
-    fn narrow(v: f32) -> u32 {
-        half::f16::from_f32(v).to_bits() as u32
-    }
-    /// On the device one `cvt.rn.f16x2.f32`: the same round-to-nearest-even as `half`'s.
-    #[cfg(target_arch = "nvptx64")]
-    #[inline(always)]
-    fn narrow2(lo: f32, hi: f32) -> u32 {
-        let r: u32;
-        // SAFETY: a pure register conversion
-        unsafe {
-            core::arch::asm!("cvt.rn.f16x2.f32 {r}, {hi}, {lo};",
-                 r = out(reg32) r, hi = in(reg32) hi, lo = in(reg32) lo,
-                 options(pure, nomem, nostack, preserves_flags));
-        }
-        r
-    }
-}
 
 /// The most tiles of a row a block stages (128 MiB of slots: more than any device's shared
 /// memory per block).
@@ -178,7 +76,7 @@ pub struct RmsParams<E> {
 /// The RMSNorm kernel for element type `T` (`f32` or `bf16`).
 pub struct RmsNorm<T>(PhantomData<T>);
 
-impl<T: Elem> RmsNorm<T> {
+impl<T: Real> RmsNorm<T> {
     /// Elements per 128-bit access.
     pub const V: i64 = 128 / T::BITS;
     /// Columns per tile: 32 lanes of `V`.
@@ -324,7 +222,7 @@ impl<T: Elem> RmsNorm<T> {
     }
 }
 
-impl<T: Elem> Kernel for RmsNorm<T> {
+impl<T: Real> Kernel for RmsNorm<T> {
     type T = T;
     type Shared = V4;
     type Params<E: Engine> = RmsParams<E>;
@@ -402,7 +300,7 @@ impl<T: Elem> Kernel for RmsNorm<T> {
 
 /// The sum of the squares of an atom's elements.
 #[inline(always)]
-fn sum_sq<T: Elem>(a: &V4) -> f32 {
+fn sum_sq<T: Real>(a: &V4) -> f32 {
     let mut s = 0.0f32;
     let mut i = 0;
     while i < 128 / T::BITS {
@@ -415,7 +313,7 @@ fn sum_sq<T: Elem>(a: &V4) -> f32 {
 
 /// The bits of element `i` of an atom.
 #[inline(always)]
-fn lane<T: Elem>(a: &V4, i: i64) -> u32 {
+fn lane<T: Real>(a: &V4, i: i64) -> u32 {
     let per = 32 / T::BITS; // elements per word
     let w = a.0[(i / per) as usize];
     if per == 1 {
@@ -427,7 +325,7 @@ fn lane<T: Elem>(a: &V4, i: i64) -> u32 {
 
 /// `x * rstd * w`, element by element, rounded to `T`.
 #[inline(always)]
-fn scale<T: Elem>(x: &V4, w: &V4, rstd: f32) -> V4 {
+fn scale<T: Real>(x: &V4, w: &V4, rstd: f32) -> V4 {
     let per = 32 / T::BITS;
     let y = |i: i64| T::widen(lane::<T>(x, i)) * rstd * T::widen(lane::<T>(w, i));
     let mut out = [0u32; 4];

@@ -109,7 +109,7 @@ impl<T: Elem> TransposeTile<T> for Swizzled<T> {
 }
 
 /// An element type with an RMSNorm kernel: `f32`, `bf16`.
-pub trait RmsElem: Elem + tessel_gpu::rmsnorm::Elem {
+pub trait RmsElem: Elem + tessel_gpu::real::Real {
     /// Its RMSNorm kernel (`tessel_gpu::kernels!` declares one per type).
     type Rms: Entry<T = Self, Params<Gmem<Self>> = RmsParams<Gmem<Self>>>;
 }

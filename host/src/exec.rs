@@ -11,8 +11,8 @@ use tessel_gpu::copy;
 use tessel_gpu::copy::{CopyParams, VecCopy};
 use tessel_gpu::ctx::{Collective, Ctx, Geometry, Kernel};
 use tessel_gpu::mem::{AsyncCopy, Mem, V4};
-use tessel_gpu::rmsnorm::Elem as Real;
-use tessel_gpu::rmsnorm::{self as rms, RmsNorm, RmsParams};
+use tessel_gpu::real::Real;
+use tessel_gpu::rmsnorm::{RmsNorm, RmsParams};
 use tessel_gpu::transpose::{SmemTile, Transpose, TransposeParams};
 
 /// What a host execution produced.
@@ -225,7 +225,8 @@ pub fn run<K: Kernel>(p: &K::Params<HostMem<K::T>>, geometry: Geometry) {
                 if k > 0 {
                     match K::COLLECTIVES[k - 1] {
                         Collective::SyncThreads => {}
-                        Collective::WarpSum => warp_sums(&mut carry),
+                        Collective::WarpSum => warp_reduce(&mut carry, |a, b| a + b),
+                        Collective::WarpMax => warp_reduce(&mut carry, f32::max),
                     }
                 }
                 for (t, c) in carry.iter_mut().enumerate() {
@@ -243,14 +244,14 @@ pub fn run<K: Kernel>(p: &K::Params<HostMem<K::T>>, geometry: Geometry) {
     }
 }
 
-/// Each warp's values replaced by their sum, added as `shfl.sync.bfly` with masks 16, 8, 4, 2, 1
-/// adds them on the device (so the sums are bit-equal).
-fn warp_sums(v: &mut [f32]) {
+/// Each warp's values replaced by their reduction by `op`, combined as `shfl.sync.bfly` with
+/// masks 16, 8, 4, 2, 1 combines them on the device (so the results are bit-equal).
+fn warp_reduce(v: &mut [f32], op: impl Fn(f32, f32) -> f32) {
     for w in v.chunks_mut(32) {
         for mask in [16, 8, 4, 2, 1] {
             let before = w.to_vec();
             for (i, x) in w.iter_mut().enumerate() {
-                *x = before[i] + before[(i ^ mask) % before.len()];
+                *x = op(before[i], before[(i ^ mask) % before.len()]);
             }
         }
     }
@@ -383,7 +384,7 @@ fn cosize<const N: usize>(l: &FlatLayout<N>) -> usize {
 /// refusal (`prepare`'s condition). Each thread has its own staging slots, as on the device; a
 /// slot read before its copy landed panics, as does any access outside a buffer.
 #[allow(clippy::too_many_arguments)]
-pub fn rmsnorm_strided<T: Elem + rms::Elem>(
+pub fn rmsnorm_strided<T: Elem + Real>(
     x: &[T],
     lx: FlatLayout<2>,
     w: &[T],
@@ -426,7 +427,7 @@ pub fn rmsnorm_strided<T: Elem + rms::Elem>(
 
 /// The RMSNorm kernel on the host for a row-major `rows x cols` `x` and `y` and `w` `cols:1`
 /// ([`rmsnorm_strided`]), staging `staged` tiles per row; panics where the kernel refuses.
-pub fn rmsnorm<T: Elem + rms::Elem>(
+pub fn rmsnorm<T: Elem + Real>(
     x: &[T],
     w: &[T],
     rows: i64,

@@ -31,7 +31,7 @@ impl GemmIn for bf16 {}
 impl GemmIn for f16 {}
 
 /// An output type of the GEMM of inputs `I` (`I` itself or `f32`, the pairs cuBLAS has too).
-pub trait GemmOut: BlasElem + tessel_gpu::rmsnorm::Elem + crate::tma::TmaElem {}
+pub trait GemmOut: BlasElem + tessel_gpu::real::Real + crate::tma::TmaElem {}
 impl GemmOut for bf16 {}
 impl GemmOut for f16 {}
 impl GemmOut for f32 {}

@@ -10,13 +10,14 @@ use std::fmt;
 use std::sync::Arc;
 
 use cudarc::driver::{
-    sys, CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DeviceRepr, DriverError,
-    LaunchConfig, PushKernelArg,
+    sys, CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DriverError, LaunchConfig,
 };
 use layout_core::{FlatLayout, FlatTensor, IntTuple, Layout};
 use tessel_gpu::axpby::{Axpby, AxpbyParams};
 use tessel_gpu::copy::CopyParams;
-use tessel_gpu::ctx::{Entry, Geometry};
+use tessel_gpu::ctx::{Entry, Geometry, KernelInfo};
+
+pub use crate::module::Module;
 use tessel_gpu::mem::Gmem;
 use tessel_gpu::rmsnorm::{RmsNorm, RmsParams};
 use tessel_gpu::transpose::TransposeParams;
@@ -86,7 +87,7 @@ impl std::error::Error for GpuError {}
 /// `Result` with [`GpuError`].
 pub type Result<T> = std::result::Result<T, GpuError>;
 
-trait Context<T> {
+pub(crate) trait Context<T> {
     fn ctx(self, what: impl FnOnce() -> String) -> Result<T>;
 }
 impl<T> Context<T> for std::result::Result<T, DriverError> {
@@ -101,13 +102,6 @@ pub fn row_major(rows: i64, cols: i64) -> Result<Layout> {
         .and_then(|s| Layout::from_parts(s, &[cols, 1]))
         .map_err(|e| GpuError::Invalid(format!("({rows},{cols}):({cols},1): {e}")))
 }
-
-/// A kernel parameter passed by value: a `#[repr(C)]` struct the kernel declares (a
-/// [`FlatTensor`] of device memory), copied into the launch.
-#[repr(transparent)]
-struct ByValue<P>(P);
-// SAFETY: `P` is a plain `#[repr(C)]` value of the kernel's parameter type.
-unsafe impl<P: Copy> DeviceRepr for ByValue<P> {}
 
 /// A typed buffer in device memory and the layout that gives its elements' coordinates.
 ///
@@ -262,6 +256,8 @@ pub struct Gpu {
     kernels: HashMap<&'static str, CudaFunction>,
     name: String,
     arch: String,
+    /// The compute capability, `10 major + minor`.
+    cc: u32,
     sms: u32,
     /// `gemm_sm90`'s clusters resident at once (0 without sm_90a PTX).
     sm90_clusters: i64,
@@ -270,9 +266,64 @@ pub struct Gpu {
 }
 
 impl Gpu {
-    /// Opens device `ordinal` and loads the PTX built for the newest arch in `ptx` (pairs of
-    /// `sm_XX` and PTX text) that the device runs.
+    /// Opens device `ordinal` and loads tessel's own kernels from the PTX built for the newest
+    /// arch in `ptx` (pairs of `sm_XX` and PTX text: `tessel::ptx::PTX`) that the device runs.
+    /// A program with kernels of its own opens the device with [`Gpu::device`] and loads them
+    /// with [`Gpu::load`].
     pub fn open(ordinal: usize, ptx: &[(&str, &str)]) -> Result<Self> {
+        let mut gpu = Self::device(ordinal)?;
+        let (arch, text) = gpu.pick_ptx(ptx)?;
+        let best_90a = arch.sm == 90 && arch.specific;
+        let module = gpu
+            .ctx
+            .load_module(cudarc::nvrtc::Ptx::from_src(text))
+            .ctx(|| format!("loading the PTX on {}", gpu.arch))?;
+        // RMSNorm stages rows in all a block can have, or TESSEL_RMSNORM_SMEM bytes (a tuning
+        // knob: less staging, more blocks per SM)
+        gpu.rmsnorm_smem = std::env::var("TESSEL_RMSNORM_SMEM")
+            .ok()
+            .and_then(|v| v.parse::<i64>().ok())
+            .map_or(gpu.smem_optin, |v| v.clamp(0, gpu.smem_optin));
+        // the sm_90 kernels (the copy engine) are in the PTX of sm_90 and newer only
+        let sm90 = arch.sm >= 90;
+        let extra = tessel_gpu::SM90_KERNELS.iter().filter(|_| sm90);
+        // and the wgmma ones in sm_90a PTX only
+        let extra = extra.chain(tessel_gpu::SM90A_KERNELS.iter().filter(|_| best_90a));
+        for k in tessel_gpu::all_kernels().chain(extra).map(|k| k.name) {
+            let f = module
+                .load_function(k)
+                .ctx(|| format!("kernel {k} in the PTX"))?;
+            // every kernel may take up to the limit: each launch asks for what its layouts need
+            f.set_attribute(
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                gpu.rmsnorm_smem as i32,
+            )
+            .ctx(|| format!("{k}: {} bytes of shared memory", gpu.rmsnorm_smem))?;
+            gpu.kernels.insert(k, f);
+        }
+        // gemm_sm90's clusters that fit on the device at once (its grid)
+        gpu.sm90_clusters = match gpu.kernels.get("gemm_sm90_bf16_bf16") {
+            Some(f) => {
+                use tessel_gpu::gemm_sm90::{CLUSTER_M, SMEM_BYTES, THREADS};
+                let cfg = LaunchConfig {
+                    grid_dim: (CLUSTER_M as u32, 1, 1),
+                    block_dim: (THREADS as u32, 1, 1),
+                    shared_mem_bytes: SMEM_BYTES as u32,
+                };
+                i64::from(
+                    f.occupancy_max_active_clusters(cfg, &gpu.stream)
+                        .ctx(|| "gemm_sm90: clusters that fit at once".into())?,
+                )
+            }
+            None => 0,
+        };
+        Ok(gpu)
+    }
+
+    /// Opens device `ordinal` with no kernels loaded: a context, its stream (every launch and
+    /// copy of this `Gpu` and of the [`Module`]s it loads goes to it, in order) and the device's
+    /// properties. [`GpuError::NoDriver`] / [`GpuError::NoDevice`] when there is none.
+    pub fn device(ordinal: usize) -> Result<Self> {
         // SAFETY: only probes whether the library loads.
         if !unsafe { sys::is_culib_present() } {
             return Err(GpuError::NoDriver);
@@ -289,24 +340,6 @@ impl Gpu {
             .compute_capability()
             .ctx(|| "compute capability".into())?;
         let cc = (major * 10 + minor) as u32;
-        let arch = format!("sm_{cc}");
-        // the newest arch that runs here (`sm_90a` before `sm_90`)
-        let best = ptx
-            .iter()
-            .filter_map(|(a, p)| Some((crate::arch::Arch::parse(a).ok()?, *p)))
-            .filter(|(a, _)| a.runs_on(cc))
-            .max_by_key(|(a, _)| *a);
-        let best_arch = best.map_or(0, |(a, _)| a.sm);
-        let best_90a = best.is_some_and(|(a, _)| a.sm == 90 && a.specific);
-        let Some((_, text)) = best else {
-            return Err(GpuError::NoPtx {
-                arch,
-                built: ptx.iter().map(|(a, _)| a.to_string()).collect(),
-            });
-        };
-        let module = ctx
-            .load_module(cudarc::nvrtc::Ptx::from_src(text))
-            .ctx(|| format!("loading the PTX on {arch}"))?;
         let name = ctx.name().ctx(|| "device name".into())?;
         let sms = ctx
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
@@ -316,47 +349,6 @@ impl Gpu {
                 sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
             )
             .ctx(|| "shared memory per block".into())? as i64;
-        // RMSNorm stages rows in all a block can have, or TESSEL_RMSNORM_SMEM bytes (a tuning
-        // knob: less staging, more blocks per SM)
-        let rmsnorm_smem = std::env::var("TESSEL_RMSNORM_SMEM")
-            .ok()
-            .and_then(|v| v.parse::<i64>().ok())
-            .map_or(smem_optin, |v| v.clamp(0, smem_optin));
-        let mut kernels = HashMap::new();
-        // the sm_90 kernels (the copy engine) are in the PTX of sm_90 and newer only
-        let sm90 = best_arch >= 90;
-        let extra = tessel_gpu::SM90_KERNELS.iter().filter(|_| sm90);
-        // and the wgmma ones in sm_90a PTX only
-        let extra = extra.chain(tessel_gpu::SM90A_KERNELS.iter().filter(|_| best_90a));
-        for k in tessel_gpu::all_kernels().chain(extra).map(|k| k.name) {
-            let f = module
-                .load_function(k)
-                .ctx(|| format!("kernel {k} in the PTX"))?;
-            // every kernel may take up to the limit: each launch asks for what its layouts need
-            f.set_attribute(
-                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                rmsnorm_smem as i32,
-            )
-            .ctx(|| format!("{k}: {rmsnorm_smem} bytes of shared memory"))?;
-            kernels.insert(k, f);
-        }
-        // gemm_sm90's clusters that fit on the device at once (its grid)
-        let sm90_clusters = match kernels.get("gemm_sm90_bf16_bf16") {
-            Some(f) => {
-                use tessel_gpu::gemm_sm90::{CLUSTER_M, SMEM_BYTES, THREADS};
-                let cfg = LaunchConfig {
-                    grid_dim: (CLUSTER_M as u32, 1, 1),
-                    block_dim: (THREADS as u32, 1, 1),
-                    shared_mem_bytes: SMEM_BYTES as u32,
-                };
-                let stream = ctx.default_stream();
-                i64::from(
-                    f.occupancy_max_active_clusters(cfg, &stream)
-                        .ctx(|| "gemm_sm90: clusters that fit at once".into())?,
-                )
-            }
-            None => 0,
-        };
         // one stream, ordered: cudarc's per-buffer event tracking would only add work per launch
         // SAFETY: every launch and copy of this type goes to the one stream.
         unsafe { ctx.disable_event_tracking() };
@@ -364,14 +356,65 @@ impl Gpu {
         Ok(Self {
             ctx,
             stream,
-            kernels,
+            kernels: HashMap::new(),
             name,
-            arch,
+            arch: format!("sm_{cc}"),
+            cc,
             sms,
             smem_optin,
-            rmsnorm_smem,
-            sm90_clusters,
+            rmsnorm_smem: smem_optin,
+            sm90_clusters: 0,
         })
+    }
+
+    /// The PTX in `ptx` built for the newest arch that runs on this device (`sm_90a` before
+    /// `sm_90`), or [`GpuError::NoPtx`] naming the archs built.
+    fn pick_ptx<'a>(&self, ptx: &[(&str, &'a str)]) -> Result<(crate::arch::Arch, &'a str)> {
+        ptx.iter()
+            .filter_map(|(a, p)| Some((crate::arch::Arch::parse(a).ok()?, *p)))
+            .filter(|(a, _)| a.runs_on(self.cc))
+            .max_by_key(|(a, _)| *a)
+            .ok_or_else(|| GpuError::NoPtx {
+                arch: self.arch.clone(),
+                built: ptx.iter().map(|(a, _)| a.to_string()).collect(),
+            })
+    }
+
+    /// Loads a kernel crate's PTX — the table `tessel-build` wrote (`tessel::include_ptx!`),
+    /// the newest arch that runs here — and the entries of its registry `kernels` (the crate's
+    /// `KERNELS`, from `kernels!`). Each entry must be in the PTX, taking one by-value parameter
+    /// of the registry's size (the host builds exactly that struct); `Err` names the first that
+    /// is not.
+    pub fn load(&self, ptx: &[(&str, &str)], kernels: &[KernelInfo]) -> Result<Module> {
+        let (arch, text) = self.pick_ptx(ptx)?;
+        let arch = arch.to_string();
+        for k in kernels {
+            crate::module::check_entry(text, k)
+                .map_err(|why| GpuError::Invalid(format!("the {arch} PTX: {why}")))?;
+        }
+        let module = self
+            .ctx
+            .load_module(cudarc::nvrtc::Ptx::from_src(text))
+            .ctx(|| format!("loading the PTX on {}", self.arch))?;
+        let mut functions = HashMap::new();
+        for k in kernels {
+            let f = module
+                .load_function(k.name)
+                .ctx(|| format!("kernel {} in the PTX", k.name))?;
+            f.set_attribute(
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                self.smem_optin as i32,
+            )
+            .ctx(|| format!("{}: {} bytes of shared memory", k.name, self.smem_optin))?;
+            functions.insert(k.name, f);
+        }
+        Ok(Module::new(
+            self.stream.clone(),
+            arch,
+            functions,
+            i64::from(self.sms),
+            self.smem_optin,
+        ))
     }
 
     /// The device's name.
@@ -455,43 +498,13 @@ impl Gpu {
     /// shared memory from the kernel's layouts (`Kernel::geometry`) and checks them against the
     /// device's limits.
     pub fn launch<K: Entry>(&self, p: K::Params<Gmem<K::T>>) -> Result<()> {
-        let p = K::prepare(p).map_err(|why| GpuError::Invalid(format!("{}: {why}", K::NAME)))?;
-        let g = K::geometry(&p, i64::from(self.sms), self.rmsnorm_smem);
-        if !(1..=i64::from(i32::MAX)).contains(&g.grid[0]) || !(1..=65535).contains(&g.grid[1]) {
-            return Err(GpuError::Invalid(format!(
-                "{}: a grid of {}x{} blocks is outside the device's limits (2^31-1 x 65535)",
-                K::NAME,
-                g.grid[0],
-                g.grid[1]
-            )));
-        }
-        if !(0..=self.rmsnorm_smem).contains(&g.smem_bytes) {
-            return Err(GpuError::Invalid(format!(
-                "{}: {} bytes of shared memory per block, {} allowed",
-                K::NAME,
-                g.smem_bytes,
-                self.rmsnorm_smem
-            )));
-        }
+        let (p, g) = crate::module::prepare::<K>(p, i64::from(self.sms), self.rmsnorm_smem)?;
         self.launch_entry(K::NAME, g, p)
     }
 
     /// Launches entry point `name` with geometry `g` on its one by-value parameter `p`.
     fn launch_entry<P: Copy>(&self, name: &str, g: Geometry, p: P) -> Result<()> {
-        let f = self.function(name)?;
-        let cfg = LaunchConfig {
-            grid_dim: (g.grid[0] as u32, g.grid[1] as u32, 1),
-            block_dim: (g.threads as u32, 1, 1),
-            shared_mem_bytes: g.smem_bytes as u32,
-        };
-        let p = ByValue(p);
-        let mut b = self.stream.launch_builder(f);
-        b.arg(&p);
-        // SAFETY: the one parameter is the entry's parameter struct (the registry's sizes are
-        // checked against the PTX in tests/ptx.rs), checked by its launcher; its tensors are
-        // device buffers whose layouts `DeviceTensor::param` checked against the buffers.
-        unsafe { b.launch(cfg) }.ctx(|| format!("launching {name}"))?;
-        Ok(())
+        crate::module::launch(&self.stream, self.function(name)?, name, g, p)
     }
 
     /// `c = alpha a b^T + beta c` with `gemm_sm80` (`gemm_<I>_<O>`): `a` `(M,K)`, `b` `(N,K)`,

@@ -8,7 +8,7 @@ use tessel_gpu::axpby::{Axpby, AxpbyParams};
 use tessel_gpu::copy::VecCopy;
 use tessel_gpu::ctx::{Entry, Kernel};
 use tessel_gpu::mem::Gmem;
-use tessel_gpu::rmsnorm::Elem as Real;
+use tessel_gpu::real::Real;
 use tessel_gpu::rmsnorm::RmsNorm;
 use tessel_gpu::transpose::Swizzled;
 

@@ -13,4 +13,5 @@ pub mod gemm_exec;
 pub mod gemm_sm90_exec;
 pub mod gpu;
 pub mod jobs;
+pub mod module;
 pub mod tma;

@@ -299,7 +299,8 @@ fn rmsnorm_covers_every_element_once() {
 #[test]
 fn rmsnorm_coordinates_are_the_identity_tensors() {
     use layout_core::{make_coord_tensor, make_identity_tensor, IntTuple};
-    use tessel_gpu::rmsnorm::{Elem as RmsElem, RmsNorm, ROWS};
+    use tessel_gpu::real::Real as RmsElem;
+    use tessel_gpu::rmsnorm::{RmsNorm, ROWS};
     fn check<T: RmsElem>(m: i64, n: i64) {
         let id = make_identity_tensor(&IntTuple::from_ints(&[m, n]).unwrap()).unwrap();
         let cod = id.engine().codomain.unwrap();
@@ -384,7 +385,7 @@ fn padded<T: Elem>(
 
 /// RMSNorm of padded rows (`x` and `y` with row strides above `N`, and different): the output is
 /// the unpadded run's bit for bit, each element of `y` written once, the padding never.
-fn rmsnorm_padded_ok<T: Elem + tessel_gpu::rmsnorm::Elem>(
+fn rmsnorm_padded_ok<T: Elem + tessel_gpu::real::Real>(
     m: usize,
     n: usize,
     pads: (usize, usize),

@@ -18,6 +18,9 @@ pub enum Collective {
     /// The carried `f32` summed over the warp by a butterfly (`shfl.sync.bfly` with masks 16, 8,
     /// 4, 2, 1), in every lane: the host adds in the same order, so the sums are bit-equal.
     WarpSum,
+    /// The carried `f32`'s maximum over the warp by the same butterfly (`max.f32`, in which a NaN
+    /// loses to a number, as in `f32::max`), in every lane.
+    WarpMax,
 }
 
 /// A thread's place in the launch, and its block's shared memory.
@@ -47,7 +50,7 @@ pub struct Geometry {
 /// A kernel, declared once: its parameters, the launch its layouts ask for, its steps and the
 /// collectives between them. From an implementation come the PTX entry point
 /// (`kernels!` in `lib.rs`), the host's typed launcher (`host::gpu::Gpu::launch`) and its host
-/// execution (`host::exec::run`), and the registry ([`crate::KERNELS`]).
+/// execution (`tessel::exec::run`), and the registry (the crate's `KERNELS`).
 pub trait Kernel {
     /// The element type of the kernel's tensors.
     type T: Copy;

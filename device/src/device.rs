@@ -1,5 +1,8 @@
-//! A small device module: thread and block indices, barriers, dynamic shared memory, 128-bit
-//! vector accesses and warp shuffles. Everything that cannot misbehave is a safe function.
+//! What only the device has (`nvptx64` builds only): thread, block and cluster indices,
+//! barriers, dynamic shared memory, typed global loads and stores, 128-bit vector accesses, warp
+//! shuffles and reductions, `cp.async`, `ldmatrix` / `mma.sync`, mbarriers, the copy engine (TMA)
+//! and bulk copies, and [`run`], which runs a [`Kernel`]'s steps. Each is a thin wrapper over one
+//! PTX instruction or a short fixed sequence; everything that cannot misbehave is a safe function.
 
 use core::arch::asm;
 use core::arch::nvptx;
@@ -161,6 +164,18 @@ pub fn warp_sum(mut v: f32) -> f32 {
     v
 }
 
+/// The largest `v` over the warp, in every lane (butterfly; `max.f32`: a NaN loses to a number,
+/// as `f32::max`).
+#[inline(always)]
+pub fn warp_max(mut v: f32) -> f32 {
+    let mut m = 16;
+    while m > 0 {
+        v = v.max(shfl_xor(v, m));
+        m /= 2;
+    }
+    v
+}
+
 /// `cp.async.cg.shared.global [dst], [src], 16`: starts copying 16 bytes from global to shared
 /// memory without passing through registers; [`cp_async_wait_all`] waits for the thread's copies.
 ///
@@ -198,6 +213,7 @@ pub unsafe fn run<K: Kernel>(p: K::Params<Gmem<K::T>>) {
                 carry
             }
             Collective::WarpSum => warp_sum(carry),
+            Collective::WarpMax => warp_max(carry),
         };
         carry = K::step(k + 1, &p, &c, carry);
         k += 1;

@@ -1,0 +1,139 @@
+//! The device side of kernels written with tessel: what a kernel crate depends on (as `cuda_std`
+//! is for rust-cuda).
+//!
+//! A kernel is declared once, as a type implementing [`ctx::Kernel`]: its by-value `Params` of
+//! tensors and scalars, `prepare` (what it needs of their layouts), `geometry` (grid, block and
+//! shared memory from them) and its steps, with the [`ctx::Collective`]s (a barrier, a warp's
+//! sum or maximum) between them. [`kernels!`] makes each a PTX entry point. The same steps run in
+//! the host execution (`tessel::exec::run`), for every block and thread on the CPU over checked
+//! host memory: the reference the GPU result is compared with.
+//!
+//! - [`ctx`]: the [`Kernel`](ctx::Kernel) trait, a thread's [`Ctx`](ctx::Ctx) (block, grid,
+//!   thread, shared memory), [`Geometry`](ctx::Geometry).
+//! - [`mem`]: engines, how a tensor reaches memory: [`Gmem`](mem::Gmem) (global),
+//!   [`Smem`](mem::Smem) (shared), [`SwizzleEngine`](mem::SwizzleEngine); [`Mem`](mem::Mem)
+//!   reads and writes elements and 128-bit vectors, [`AsyncCopy`](mem::AsyncCopy) is `cp.async`.
+//! - [`real`]: `f32`, `bf16` and `f16` widened to `f32` and rounded back the same way everywhere.
+//! - [`math`]: `exp2` / `exp` / `fma` with the same rounding on the device and the host.
+//! - [`device`] (`nvptx64` only): indices, barriers, shuffles and warp reductions, typed global
+//!   loads and stores, `cp.async`, `ldmatrix` / `mma.sync`, mbarriers, the copy engine (TMA).
+//! - [`layout_core`], re-exported whole: layouts, tensors, `local_tile`, tiled copies and MMAs,
+//!   identity tensors, swizzles.
+//!
+//! `use tessel_device::prelude::*;` brings all of it in.
+//!
+//! On `nvptx64` a kernel crate is built to PTX by `tessel-build` from the host crate's `build.rs`
+//! (a `cdylib`, fat LTO, the pinned nightly); on any other target it is an ordinary `no_std`
+//! library, which the host links to run the same kernels' steps.
+#![no_std]
+#![cfg_attr(
+    target_arch = "nvptx64",
+    feature(
+        abi_ptx,
+        asm_experimental_arch,
+        core_intrinsics,
+        gpu_intrinsics,
+        gpu_launch_sized_workgroup_mem,
+        stdarch_nvptx
+    )
+)]
+#![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
+#![warn(missing_docs)]
+
+#[cfg(not(target_arch = "nvptx64"))]
+extern crate std;
+
+pub mod ctx;
+pub mod math;
+pub mod mem;
+pub mod real;
+
+#[cfg(target_arch = "nvptx64")]
+pub mod device;
+
+pub use half;
+pub use layout_core;
+
+/// Everything a kernel crate uses: layout-core's whole Tensor API, the kernel declaration, the
+/// engines, the element types, and (on `nvptx64`) the device functions.
+pub mod prelude {
+    pub use crate::ctx::{Collective, Ctx, Entry, Geometry, Kernel, KernelInfo};
+    #[cfg(target_arch = "nvptx64")]
+    pub use crate::device::*;
+    pub use crate::math::{exp, exp2, fma, LOG2_E};
+    pub use crate::mem::{AsyncCopy, Gmem, Mem, Smem, SwizzleEngine, V4};
+    pub use crate::real::Real;
+    pub use half::{bf16, f16};
+    pub use layout_core::*;
+}
+
+/// Declares a crate's PTX entry points, `name => KernelType, ...`: each becomes an
+/// `extern "ptx-kernel"` function `name` (on `nvptx64`) taking the kernel's `Params` with global
+/// memory by value and running its steps ([`device::run`]), an [`ctx::Entry`] implementation
+/// naming it (which the host launcher uses), and a line of `KERNELS`, the crate's registry
+/// (name, parameter bytes, collectives) that the host checks against the PTX.
+#[macro_export]
+macro_rules! kernels {
+    ($($name:ident => $k:ty),* $(,)?) => {
+        $(
+            #[cfg(target_arch = "nvptx64")]
+            #[no_mangle]
+            #[doc = concat!("The PTX entry point of `", stringify!($k), "`.")]
+            pub unsafe extern "ptx-kernel" fn $name(
+                p: <$k as $crate::ctx::Kernel>::Params<
+                    $crate::mem::Gmem<<$k as $crate::ctx::Kernel>::T>,
+                >,
+            ) {
+                $crate::device::run::<$k>(p)
+            }
+            impl $crate::ctx::Entry for $k {
+                const NAME: &'static str = stringify!($name);
+            }
+        )*
+        /// Every PTX entry point of this crate, in declaration order.
+        pub const KERNELS: &[$crate::ctx::KernelInfo] = &[$(
+            $crate::ctx::KernelInfo {
+                name: stringify!($name),
+                param_bytes: core::mem::size_of::<
+                    <$k as $crate::ctx::Kernel>::Params<
+                        $crate::mem::Gmem<<$k as $crate::ctx::Kernel>::T>,
+                    >,
+                >(),
+                collectives: <$k as $crate::ctx::Kernel>::COLLECTIVES,
+            },
+        )*];
+    };
+}
+
+/// Declares PTX performance directives of entries, `directive: name => value, ...`, with
+/// optional `#[cfg(..)]` attributes first (for entries that only some archs' PTX has):
+/// `maxntid` (the most threads per block the entry is launched with, which `ptxas` needs to
+/// budget registers for a kernel that moves them between warpgroups with `setmaxnreg`) or
+/// `reqnctapercluster` (the blocks per cluster it must be launched with; a plain launch then
+/// makes clusters). rustc cannot write these directives, so each becomes a `u32` global
+/// `<name>__<directive>` in the PTX, and `tessel-build` writes `.<directive> value, 1, 1` into
+/// that entry's header.
+#[macro_export]
+macro_rules! ptx_directives {
+    ($(#[$m:meta])* $directive:ident: $($name:ident => $value:expr),* $(,)?) => {
+        /// See `ptx_directives!`.
+        #[allow(non_upper_case_globals)]
+        $(#[$m])*
+        pub mod $directive {
+            $(
+                #[cfg(target_arch = "nvptx64")]
+                #[export_name = concat!(stringify!($name), "__", stringify!($directive))]
+                #[doc = concat!("`", stringify!($name), "`'s `.", stringify!($directive), "`.")]
+                pub static $name: u32 = $value as u32;
+            )*
+        }
+    };
+}
+
+/// A panic on the device (an index out of bounds, an `unwrap` of `None`) traps: the launch fails
+/// with an error the host reports.
+#[cfg(target_arch = "nvptx64")]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    device::trap()
+}

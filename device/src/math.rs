@@ -1,0 +1,140 @@
+//! Elementary functions that round the same on the device and in the host execution: each is a
+//! fixed sequence of IEEE operations (`fma.rn.f32` on the device, `f32::mul_add` on the host, and
+//! correctly rounded adds and multiplies), so a kernel using them gives bit-equal results in both
+//! places. (The device's `ex2.approx` is faster but its rounding is not specified, so no host
+//! execution could reproduce it.)
+
+/// `a * b + c` rounded once (`fma.rn.f32`).
+#[inline(always)]
+pub fn fma(a: f32, b: f32, c: f32) -> f32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let r: f32;
+        // SAFETY: a pure register operation
+        unsafe {
+            core::arch::asm!("fma.rn.f32 {r}, {a}, {b}, {c};",
+                 r = out(reg32) r, a = in(reg32) a, b = in(reg32) b, c = in(reg32) c,
+                 options(pure, nomem, nostack, preserves_flags));
+        }
+        r
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        a.mul_add(b, c)
+    }
+}
+
+/// `log2(e)`, rounded to `f32`.
+pub const LOG2_E: f32 = core::f32::consts::LOG2_E;
+
+/// `2^x`, within 2 ulp of the exact value for every `x` whose result is normal; `0` below
+/// `-150`, `+inf` from `128` on, NaN for NaN; subnormal results are within 2 ulp of the smallest
+/// subnormal. `2^n` for integer `n` in `-126..=127` is exact.
+///
+/// `x = n + f` with `n` the nearest integer and `|f| <= 1/2`; `2^f` is the degree-7 Taylor
+/// polynomial of `e^(f ln 2)` (its truncation error is below `5.2e-9`, a tenth of an ulp), in
+/// Horner form with fused multiply-adds; `2^n` is built from its exponent bits.
+#[inline(always)]
+pub fn exp2(x: f32) -> f32 {
+    if x.is_nan() {
+        return x;
+    }
+    let x = x.clamp(-152.0, 128.0);
+    // the nearest integer: adding 1.5 * 2^23 leaves no fraction bits (|x| <= 152)
+    const ROUND: f32 = 12_582_912.0;
+    let n = (x + ROUND) - ROUND;
+    let f = x - n;
+    // ln(2)^k / k!, k = 7 down to 0
+    const C: [f32; 8] = [
+        1.525_273_4e-5,
+        1.540_353e-4,
+        1.333_355_8e-3,
+        9.618_129e-3,
+        5.550_411e-2,
+        2.402_265e-1,
+        6.931_472e-1,
+        1.0,
+    ];
+    let mut p = C[0];
+    let mut k = 1;
+    while k < C.len() {
+        p = fma(p, f, C[k]);
+        k += 1;
+    }
+    let n = n as i32;
+    // 2^n in two factors when it is not normal: 2^(n + 64) * 2^-64 below, 2^127 * 2 at 128 (x
+    // in 127.5..128 is finite; 128 itself overflows to inf)
+    let (n, tail) = if n < -126 {
+        (n + 64, f32::from_bits((127 - 64) << 23))
+    } else if n > 127 {
+        (127, 2.0)
+    } else {
+        (n, 1.0)
+    };
+    p * f32::from_bits(((n + 127) as u32) << 23) * tail
+}
+
+/// `e^x` as [`exp2`]`(x * log2(e))`: the rounding of `log2(e)` and of the product add up to
+/// `2 |x| 2^-24` to [`exp2`]'s relative error (`2.4e-6` at `|x| = 20`).
+#[inline(always)]
+pub fn exp(x: f32) -> f32 {
+    exp2(x * LOG2_E)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::vec::Vec;
+
+    /// Ulps between `a` and the exact `b`, for normal results.
+    fn ulps(a: f32, b: f64) -> f64 {
+        let ulp = f64::from(f32::EPSILON) * 2f64.powi(b.abs().log2().floor() as i32);
+        (f64::from(a) - b).abs() / ulp
+    }
+
+    #[test]
+    fn exp2_within_two_ulp_over_the_normal_range() {
+        let mut worst = (0.0f64, 0.0f32);
+        let mut xs: Vec<f32> = (0..200_000)
+            .map(|i| -126.0 + 253.9 * i as f32 / 200_000.0)
+            .collect();
+        xs.extend([-0.5, 0.5, -0.49999997, 0.49999997, 1e-8, -1e-8, 0.0]);
+        for x in xs {
+            let e = ulps(exp2(x), f64::from(x).exp2());
+            if e > worst.0 {
+                worst = (e, x);
+            }
+        }
+        assert!(worst.0 <= 2.0, "exp2({}) is {} ulp off", worst.1, worst.0);
+    }
+
+    #[test]
+    fn exp2_exact_powers_and_edges() {
+        for n in -126..=127 {
+            assert_eq!(exp2(n as f32), 2f32.powi(n), "2^{n}");
+        }
+        assert_eq!(exp2(128.0), f32::INFINITY);
+        assert_eq!(exp2(f32::INFINITY), f32::INFINITY);
+        assert_eq!(exp2(-200.0), 0.0);
+        assert_eq!(exp2(f32::NEG_INFINITY), 0.0);
+        assert!(exp2(f32::NAN).is_nan());
+        // subnormal results: within 2 ulp of the smallest subnormal
+        for i in 0..1000 {
+            let x = -149.0 + 23.0 * i as f32 / 1000.0;
+            let d = (f64::from(exp2(x)) - f64::from(x).exp2()).abs();
+            assert!(d <= 2.0 * 2f64.powi(-149), "2^{x}: off by {d:e}");
+        }
+    }
+
+    #[test]
+    fn exp_matches_f64() {
+        for i in 0..10_000 {
+            let x = -80.0 + 160.0 * i as f32 / 10_000.0;
+            let r = f64::from(exp(x));
+            let e = f64::from(x).exp();
+            // log2(e)'s and the product's rounding: 2 |x| 2^-24 relative, plus 2 ulp
+            let tol = e * (2.0 * f64::from(x.abs()) * 2f64.powi(-24) + 2.0 * 2f64.powi(-23));
+            assert!((r - e).abs() <= tol, "e^{x}: {r} vs {e}");
+        }
+    }
+}

@@ -1,0 +1,205 @@
+//! A kernel crate's PTX loaded on a device ([`Module`], from [`Gpu::load`](crate::gpu::Gpu::load)),
+//! and the launch every kernel goes through: prepare the parameters, take the launch's shape from
+//! the kernel's layouts, check it against the device, launch on the `Gpu`'s stream.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use cudarc::driver::{CudaFunction, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg};
+use tessel_gpu::ctx::{Entry, Geometry, KernelInfo};
+use tessel_gpu::mem::Gmem;
+
+use crate::gpu::{Context, GpuError, Result};
+
+/// A kernel crate's entry points, loaded on one device; launches go to the stream of the
+/// [`Gpu`](crate::gpu::Gpu) that loaded it (ordered with its copies and timing events).
+pub struct Module {
+    stream: Arc<CudaStream>,
+    arch: String,
+    functions: HashMap<&'static str, CudaFunction>,
+    sms: i64,
+    smem_limit: i64,
+}
+
+impl Module {
+    pub(crate) fn new(
+        stream: Arc<CudaStream>,
+        arch: String,
+        functions: HashMap<&'static str, CudaFunction>,
+        sms: i64,
+        smem_limit: i64,
+    ) -> Self {
+        Self {
+            stream,
+            arch,
+            functions,
+            sms,
+            smem_limit,
+        }
+    }
+
+    /// The arch of the PTX loaded (`sm_90`, `sm_90a`, ..).
+    pub fn arch(&self) -> &str {
+        &self.arch
+    }
+
+    /// Launches kernel `K` on `p` (its tensors from
+    /// [`DeviceTensor::param`](crate::gpu::DeviceTensor::param)): `K::prepare` checks the
+    /// parameters (an error names the condition), `K::geometry` gives the grid, block and shared
+    /// memory, checked against the device's limits. Asynchronous: errors the kernel raises
+    /// surface at the next [`Gpu::sync`](crate::gpu::Gpu::sync) or download.
+    pub fn launch<K: Entry>(&self, p: K::Params<Gmem<K::T>>) -> Result<()> {
+        let (p, g) = prepare::<K>(p, self.sms, self.smem_limit)?;
+        let f = self.functions.get(K::NAME).ok_or_else(|| {
+            GpuError::Invalid(format!(
+                "{} is not in this module (not in the registry given to Gpu::load)",
+                K::NAME
+            ))
+        })?;
+        launch(&self.stream, f, K::NAME, g, p)
+    }
+
+    /// The launch `K` would get for `p`: its prepared parameters' geometry (for reports, and to
+    /// run the host execution over the same grid).
+    pub fn geometry<K: Entry>(&self, p: K::Params<Gmem<K::T>>) -> Result<Geometry> {
+        prepare::<K>(p, self.sms, self.smem_limit).map(|(_, g)| g)
+    }
+}
+
+/// A kernel's parameters over global memory, as its entry point takes them.
+pub type DeviceParams<K> =
+    <K as tessel_gpu::ctx::Kernel>::Params<Gmem<<K as tessel_gpu::ctx::Kernel>::T>>;
+
+/// `K::prepare(p)` and `K::geometry` on a device of `sms` multiprocessors allowing `smem_limit`
+/// bytes of shared memory per block; `Err` names the condition the parameters or the launch
+/// break.
+pub(crate) fn prepare<K: Entry>(
+    p: K::Params<Gmem<K::T>>,
+    sms: i64,
+    smem_limit: i64,
+) -> Result<(DeviceParams<K>, Geometry)> {
+    let p = K::prepare(p).map_err(|why| GpuError::Invalid(format!("{}: {why}", K::NAME)))?;
+    let g = K::geometry(&p, sms, smem_limit);
+    if !(1..=i64::from(i32::MAX)).contains(&g.grid[0]) || !(1..=65535).contains(&g.grid[1]) {
+        return Err(GpuError::Invalid(format!(
+            "{}: a grid of {}x{} blocks is outside the device's limits (2^31-1 x 65535)",
+            K::NAME,
+            g.grid[0],
+            g.grid[1]
+        )));
+    }
+    if !(1..=1024).contains(&g.threads) {
+        return Err(GpuError::Invalid(format!(
+            "{}: {} threads per block, 1..=1024 allowed",
+            K::NAME,
+            g.threads
+        )));
+    }
+    if !(0..=smem_limit).contains(&g.smem_bytes) {
+        return Err(GpuError::Invalid(format!(
+            "{}: {} bytes of shared memory per block, {smem_limit} allowed",
+            K::NAME,
+            g.smem_bytes
+        )));
+    }
+    Ok((p, g))
+}
+
+/// A kernel parameter passed by value: a `#[repr(C)]` struct the kernel declares (a
+/// `FlatTensor` of device memory), copied into the launch.
+#[repr(transparent)]
+struct ByValue<P>(P);
+// SAFETY: `P` is a plain `#[repr(C)]` value of the kernel's parameter type.
+unsafe impl<P: Copy> DeviceRepr for ByValue<P> {}
+
+/// Launches `f` (entry point `name`) on `stream` with geometry `g` and its one by-value
+/// parameter `p`.
+pub(crate) fn launch<P: Copy>(
+    stream: &Arc<CudaStream>,
+    f: &CudaFunction,
+    name: &str,
+    g: Geometry,
+    p: P,
+) -> Result<()> {
+    let cfg = LaunchConfig {
+        grid_dim: (g.grid[0] as u32, g.grid[1] as u32, 1),
+        block_dim: (g.threads as u32, 1, 1),
+        shared_mem_bytes: g.smem_bytes as u32,
+    };
+    let p = ByValue(p);
+    let mut b = stream.launch_builder(f);
+    b.arg(&p);
+    // SAFETY: the one parameter is the entry's parameter struct (its size is checked against the
+    // PTX: `check_entry` at load for a user's module, tests/ptx.rs for tessel's), checked by its
+    // launcher; its tensors are device buffers whose layouts `DeviceTensor::param` checked
+    // against the buffers.
+    unsafe { b.launch(cfg) }.ctx(|| format!("launching {name}"))?;
+    Ok(())
+}
+
+/// `Ok` when `ptx` declares `.entry <k.name>` with one parameter of `k.param_bytes` bytes (the
+/// by-value `Params` struct the host builds); `Err` names what differs. A launch with a
+/// parameter of another size would hand the kernel garbage.
+pub fn check_entry(ptx: &str, k: &KernelInfo) -> std::result::Result<(), String> {
+    let head = format!(".entry {}(", k.name);
+    let Some(start) = ptx.find(&head) else {
+        return Err(format!(
+            "no entry point {} (is it declared with kernels!, and built for this arch?)",
+            k.name
+        ));
+    };
+    let sig = &ptx[start + head.len()..];
+    let sig = &sig[..sig.find(')').unwrap_or(sig.len())];
+    let params = sig.matches(".param").count();
+    if params != 1 {
+        return Err(format!(
+            "{} takes {params} parameters; a kernel takes one by-value Params struct",
+            k.name
+        ));
+    }
+    let bytes = sig
+        .rsplit_once('[')
+        .and_then(|(_, n)| n.split(']').next()?.trim().parse::<usize>().ok());
+    match bytes {
+        Some(n) if n == k.param_bytes => Ok(()),
+        Some(n) => Err(format!(
+            "{}'s parameter is {n} bytes in the PTX, {} in the host's registry (rebuild both from one source)",
+            k.name, k.param_bytes
+        )),
+        None => Err(format!("{}: cannot read its parameter's size in `{sig}`", k.name)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PTX: &str = ".visible .entry k(\n\t.param .align 8 .b8 k_param_0[48]\n)\n{\n}\n\
+                       .visible .entry two(\n\t.param .u64 a,\n\t.param .u64 b\n)\n{\n}\n";
+
+    fn info(name: &'static str, param_bytes: usize) -> KernelInfo {
+        KernelInfo {
+            name,
+            param_bytes,
+            collectives: &[],
+        }
+    }
+
+    #[test]
+    fn an_entry_of_the_registry_s_size_passes() {
+        assert_eq!(check_entry(PTX, &info("k", 48)), Ok(()));
+    }
+
+    #[test]
+    fn each_mismatch_is_named() {
+        let e = check_entry(PTX, &info("k", 40)).unwrap_err();
+        assert!(e.contains("48 bytes in the PTX, 40"), "{e}");
+        let e = check_entry(PTX, &info("missing", 8)).unwrap_err();
+        assert!(e.contains("no entry point missing"), "{e}");
+        let e = check_entry(PTX, &info("two", 16)).unwrap_err();
+        assert!(e.contains("takes 2 parameters"), "{e}");
+        // a prefix of another entry's name is not that entry
+        let e = check_entry(PTX, &info("t", 16)).unwrap_err();
+        assert!(e.contains("no entry point t"), "{e}");
+    }
+}
