@@ -1,5 +1,39 @@
 //! `tessel`: the layout calculator, the GPU runtime and the kernels' PTX (built from `gpu/` by
 //! `build.rs` and embedded here).
+//!
+//! For a program with kernels of its own (`docs/writing-kernels.md`): the kernel crate depends on
+//! `tessel-device`; the host crate builds it to PTX from its `build.rs` with `tessel-build`,
+//! embeds it with [`include_ptx!`], opens the device with [`gpu::Gpu::device`], loads the PTX
+//! with [`gpu::Gpu::load`] and launches with [`module::Module::launch`]; [`exec::run`] runs the
+//! same kernel on the CPU to check the GPU's result. [`prelude`] has all of it.
+
+pub use host::{exec, gpu, module};
+pub use layout_core;
+
+/// What a host program with its own kernels uses: the device and its tensors, the loaded module,
+/// the host execution, and the element types.
+pub mod prelude {
+    pub use crate::include_ptx;
+    pub use host::elem::{Elem, Rng};
+    pub use host::exec::{run as run_on_host, HostMem};
+    pub use host::gpu::{flat_param, row_major, DeviceTensor, Gpu, GpuError};
+    pub use host::module::Module;
+    pub use layout_core::{FlatLayout, FlatTensor, IntTuple, Layout};
+    pub use tessel_gpu::ctx::{Entry, Geometry, Kernel};
+    pub use tessel_gpu::mem::Gmem;
+    pub use tessel_gpu::real::Real;
+    pub use half::{bf16, f16};
+}
+
+/// The PTX table `tessel-build` wrote for kernel crate `name` (the build script's
+/// `Builder::new(..)`, named by the crate's library name unless `.name(..)` set another): a
+/// `&'static [(&'static str, &'static str)]` of (arch, PTX text), for [`gpu::Gpu::load`].
+#[macro_export]
+macro_rules! include_ptx {
+    ($name:literal) => {
+        include!(concat!(env!("OUT_DIR"), "/", $name, ".ptx.rs"))
+    };
+}
 
 pub mod ptx {
     //! The embedded PTX.

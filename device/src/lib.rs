@@ -14,7 +14,8 @@
 //!   [`Smem`](mem::Smem) (shared), [`SwizzleEngine`](mem::SwizzleEngine); [`Mem`](mem::Mem)
 //!   reads and writes elements and 128-bit vectors, [`AsyncCopy`](mem::AsyncCopy) is `cp.async`.
 //! - [`real`]: `f32`, `bf16` and `f16` widened to `f32` and rounded back the same way everywhere.
-//! - [`math`]: `exp2` / `exp` / `fma` with the same rounding on the device and the host.
+//! - [`math`]: `exp2` / `exp` / `fma` with the same rounding on the device and the host, and
+//!   `exp2_approx` (the device's one-instruction `ex2.approx`).
 //! - [`device`] (`nvptx64` only): indices, barriers, shuffles and warp reductions, typed global
 //!   loads and stores, `cp.async`, `ldmatrix` / `mma.sync`, mbarriers, the copy engine (TMA).
 //! - [`layout_core`], re-exported whole: layouts, tensors, `local_tile`, tiled copies and MMAs,
@@ -29,7 +30,6 @@
 #![cfg_attr(
     target_arch = "nvptx64",
     feature(
-        abi_ptx,
         asm_experimental_arch,
         core_intrinsics,
         gpu_intrinsics,
@@ -60,11 +60,13 @@ pub mod prelude {
     pub use crate::ctx::{Collective, Ctx, Entry, Geometry, Kernel, KernelInfo};
     #[cfg(target_arch = "nvptx64")]
     pub use crate::device::*;
-    pub use crate::math::{exp, exp2, fma, LOG2_E};
+    pub use crate::math::{exp, exp2, exp2_approx, fma, LOG2_E};
     pub use crate::mem::{AsyncCopy, Gmem, Mem, Smem, SwizzleEngine, V4};
     pub use crate::real::Real;
     pub use half::{bf16, f16};
     pub use layout_core::*;
+    /// `core`'s `Result`, not layout-core's alias (which the glob above would bring in).
+    pub use core::result::Result;
 }
 
 /// Declares a crate's PTX entry points, `name => KernelType, ...`: each becomes an

@@ -17,11 +17,17 @@ pub trait Real: Copy {
     }
     /// The element widened to `f32` (exact).
     fn to_f32(self) -> f32;
+    /// The element's bits, in the low `BITS` of the word.
+    fn to_bits(self) -> u32;
     /// `v` rounded to this type (round to nearest even), as [`Real::narrow`] rounds it.
     fn from_f32(v: f32) -> Self;
 }
 impl Real for f32 {
     const BITS: i64 = 32;
+    #[inline(always)]
+    fn to_bits(self) -> u32 {
+        f32::to_bits(self)
+    }
     #[inline(always)]
     fn to_f32(self) -> f32 {
         self
@@ -42,6 +48,10 @@ impl Real for f32 {
 impl Real for half::bf16 {
     const BITS: i64 = 16;
     #[inline(always)]
+    fn to_bits(self) -> u32 {
+        half::bf16::to_bits(self) as u32
+    }
+    #[inline(always)]
     fn to_f32(self) -> f32 {
         Self::widen(self.to_bits() as u32)
     }
@@ -55,7 +65,15 @@ impl Real for half::bf16 {
     }
     #[inline(always)]
     fn narrow(v: f32) -> u32 {
-        half::bf16::from_f32(v).to_bits() as u32
+        #[cfg(target_arch = "nvptx64")]
+        {
+            // the low half of one `cvt.rn.bf16x2.f32`
+            Self::narrow2(v, 0.0) & 0xffff
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            half::bf16::from_f32(v).to_bits() as u32
+        }
     }
     /// On the device one `cvt.rn.bf16x2.f32`: the same round-to-nearest-even as `half`'s.
     #[cfg(target_arch = "nvptx64")]
@@ -75,20 +93,47 @@ impl Real for half::bf16 {
 impl Real for half::f16 {
     const BITS: i64 = 16;
     #[inline(always)]
+    fn to_bits(self) -> u32 {
+        half::f16::to_bits(self) as u32
+    }
+    #[inline(always)]
     fn to_f32(self) -> f32 {
-        half::f16::to_f32(self)
+        Self::widen(half::f16::to_bits(self) as u32)
     }
     #[inline(always)]
     fn from_f32(v: f32) -> Self {
-        half::f16::from_f32(v)
+        half::f16::from_bits(Self::narrow(v) as u16)
     }
+    /// On the device one `cvt.f32.f16` (`half`'s conversion is integer code there); both exact.
     #[inline(always)]
     fn widen(b: u32) -> f32 {
-        half::f16::from_bits(b as u16).to_f32()
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let r: f32;
+            // SAFETY: a pure register conversion
+            unsafe {
+                core::arch::asm!("{{ .reg .b16 h; cvt.u16.u32 h, {b}; cvt.f32.f16 {r}, h; }}",
+                     r = out(reg32) r, b = in(reg32) b,
+                     options(pure, nomem, nostack, preserves_flags));
+            }
+            r
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            half::f16::from_bits(b as u16).to_f32()
+        }
     }
     #[inline(always)]
     fn narrow(v: f32) -> u32 {
-        half::f16::from_f32(v).to_bits() as u32
+        #[cfg(target_arch = "nvptx64")]
+        {
+            // the low half of one `cvt.rn.f16x2.f32`
+            Self::narrow2(v, 0.0) & 0xffff
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            half::f16::from_f32(v).to_bits() as u32
+        }
     }
     /// On the device one `cvt.rn.f16x2.f32`: the same round-to-nearest-even as `half`'s.
     #[cfg(target_arch = "nvptx64")]
