@@ -4,7 +4,7 @@
 //! - Archs: `TESSEL_ARCH` (comma-separated `sm_XX`, default `sm_90,sm_90a`: the wgmma kernels are
 //!   in the sm_90a PTX, which an sm_90 device loads; the rest is in both): `sm_80` or newer (the
 //!   kernels use `cp.async` and `cvt.rn.bf16x2.f32`), `sm_90a`-style arch-specific ones too; the
-//!   rules are `host/src/arch.rs`'s.
+//!   rules are `builder/src/arch.rs`'s.
 //! - Toolchain: the pinned nightly below, with `rust-src` (`-Zbuild-std=core`); `scripts/setup.sh`
 //!   installs it. Without it the build stops with the command that installs it.
 //! - The PTX is rustc's `--emit=asm` output. The NVPTX link step would need `llvm-bitcode-linker`,
@@ -131,10 +131,7 @@ fn launch_bounds(ptx: &str) -> Result<String, String> {
 }
 
 /// `TESSEL_ARCH`'s rules, shared with `tessel ptx --arch` and the runtime's choice of PTX.
-#[allow(dead_code)]
-mod arch {
-    include!("host/src/arch.rs");
-}
+use tessel_build::arch;
 
 /// `Ok` for `sm_<N>` / `sm_<N>a` with `N >= 80`; `Err` names the condition `arch` breaks.
 fn check_arch(arch: &str) -> Result<(), String> {
