@@ -37,7 +37,9 @@ macro_rules! include_ptx {
 
 pub mod ptx {
     //! The embedded PTX.
-    include!(concat!(env!("OUT_DIR"), "/ptx.rs"));
+
+    /// (arch, PTX) for every arch built, in the order built (none with `TESSEL_NO_PTX=1`).
+    pub const PTX: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/tessel.ptx.rs"));
 
     /// The PTX built for `arch` (`sm_XX`), if it was built.
     pub fn for_arch(arch: &str) -> Option<&'static str> {

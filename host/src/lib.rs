@@ -3,7 +3,7 @@
 #![warn(missing_docs)]
 
 /// GPU archs (`sm_90`, `sm_90a`): which the kernels support, and which PTX runs on a device.
-pub mod arch;
+pub use tessel_build::arch;
 pub mod blas;
 pub mod calc;
 pub mod elem;

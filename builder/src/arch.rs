@@ -1,6 +1,7 @@
-// GPU archs as `TESSEL_ARCH` and `tessel ptx --arch` name them. Plain Rust with no dependencies:
-// `build.rs` includes this file to check `TESSEL_ARCH` with the same rules (so no inner doc
-// comments here; the module's doc is on `pub mod arch` in lib.rs).
+//! GPU archs as `TESSEL_ARCH`, [`Builder::archs`](crate::Builder::archs) and `tessel ptx --arch`
+//! name them: which archs the kernels can be built for, and which PTX runs on a device. The
+//! builder checks every arch with [`Arch::parse`] before building; the host runtime (`host`
+//! re-exports this module) picks the PTX a device runs with [`Arch::runs_on`].
 
 /// The oldest arch the kernels run on, and why.
 pub const MIN_SM: u32 = 80;
