@@ -18,3 +18,6 @@ echo
 echo ">>> the layout calculator (examples/tour.txt)"
 $T eval < examples/tour.txt
 $T show '(4,8):(8,1)'
+echo
+echo ">>> a kernel of one's own: examples/softmax (a crate outside the workspace, built with tessel-build)"
+(cd examples/softmax && cargo run --release)

@@ -14,6 +14,7 @@ pub use layout_core;
 /// the host execution, and the element types.
 pub mod prelude {
     pub use crate::include_ptx;
+    pub use half::{bf16, f16};
     pub use host::elem::{Elem, Rng};
     pub use host::exec::{run as run_on_host, HostMem};
     pub use host::gpu::{flat_param, row_major, DeviceTensor, Gpu, GpuError};
@@ -22,7 +23,6 @@ pub mod prelude {
     pub use tessel_gpu::ctx::{Entry, Geometry, Kernel};
     pub use tessel_gpu::mem::Gmem;
     pub use tessel_gpu::real::Real;
-    pub use half::{bf16, f16};
 }
 
 /// The PTX table `tessel-build` wrote for kernel crate `name` (the build script's

@@ -185,7 +185,9 @@ impl PtxBuild<'_> {
             .arg(self.target_dir)
             // what the PTX needs whatever the crate's profile says: fat LTO puts the
             // dependencies' code (there is no linker) into the one `.s`, one codegen unit makes
-            // it one file, and no unwinding on the GPU
+            // it one file, no unwinding on the GPU; and the kernel's speed: full optimization,
+            // no overflow checks or debug assertions (a host profile with overflow checks on
+            // would put a branch and a panic call after every index computation)
             .args([
                 "--config",
                 "profile.release.lto=\"fat\"",
@@ -193,6 +195,12 @@ impl PtxBuild<'_> {
                 "profile.release.codegen-units=1",
                 "--config",
                 "profile.release.panic=\"abort\"",
+                "--config",
+                "profile.release.opt-level=3",
+                "--config",
+                "profile.release.overflow-checks=false",
+                "--config",
+                "profile.release.debug-assertions=false",
             ])
             // PTX ISA 8.3: the copy engine's tensor loads, mbarrier transaction counts and the
             // tensormap proxy fence (sm_90 kernels); the driver JIT-compiles it for any arch
@@ -270,7 +278,9 @@ mod tests {
                     --target nvptx64-nvidia-cuda -Zbuild-std=core --crate-type cdylib \
                     --target-dir /w/gpu/target/sm_90a \
                     --config profile.release.lto=\"fat\" --config profile.release.codegen-units=1 \
-                    --config profile.release.panic=\"abort\" \
+                    --config profile.release.panic=\"abort\" --config profile.release.opt-level=3 \
+                    --config profile.release.overflow-checks=false \
+                    --config profile.release.debug-assertions=false \
                     -- --emit=asm -Ctarget-cpu=sm_90a -Ctarget-feature=+ptx83 \
                     -Clinker=/w/gpu/target/nvptx-no-link.sh";
         assert_eq!(args(&c).join(" "), want);

@@ -22,11 +22,13 @@
 //! - **The nested build**, one per arch, in the kernel crate's directory:
 //!   `rustup run NIGHTLY cargo rustc --quiet [--locked] --release --lib --target
 //!   nvptx64-nvidia-cuda -Zbuild-std=core --crate-type cdylib --target-dir <target dir>/<arch>
-//!   --config profile.release.lto="fat" --config profile.release.codegen-units=1 --config
-//!   profile.release.panic="abort" -- --emit=asm -Ctarget-cpu=<arch> -Ctarget-feature=+ptx83
-//!   -Clinker=<a linker that does nothing>`. The PTX is rustc's `--emit=asm` output; fat LTO puts
-//!   the dependencies' code into it (nothing links PTX afterwards), whatever the crate's own
-//!   profile says. `--locked` when the crate's workspace has a `Cargo.lock`. The outer build's
+//!   --config profile.release.{lto="fat",codegen-units=1,panic="abort",opt-level=3,
+//!   overflow-checks=false,debug-assertions=false} -- --emit=asm -Ctarget-cpu=<arch>
+//!   -Ctarget-feature=+ptx83 -Clinker=<a linker that does nothing>` (each setting its own
+//!   `--config`). The PTX is rustc's `--emit=asm` output; fat LTO puts the dependencies' code into
+//!   it (nothing links PTX afterwards). These settings hold whatever the crate's own profile says
+//!   (a host profile with overflow checks must not put a panic branch after every index
+//!   computation of a kernel). `--locked` when the crate's workspace has a `Cargo.lock`. The outer build's
 //!   variables (`CARGO_*`, `RUSTFLAGS`, `TARGET`, ...) are kept out of it; the registry and
 //!   network settings and `CARGO_HOME` are passed on.
 //! - **Directives** rustc cannot write: a global `u32` `<entry>__maxntid` or

@@ -63,10 +63,10 @@ pub mod prelude {
     pub use crate::math::{exp, exp2, exp2_approx, fma, LOG2_E};
     pub use crate::mem::{AsyncCopy, Gmem, Mem, Smem, SwizzleEngine, V4};
     pub use crate::real::Real;
+    /// `core`'s `Result`, not layout-core's alias (which the glob `layout_core::*` would bring in).
+    pub use core::result::Result;
     pub use half::{bf16, f16};
     pub use layout_core::*;
-    /// `core`'s `Result`, not layout-core's alias (which the glob above would bring in).
-    pub use core::result::Result;
 }
 
 /// Declares a crate's PTX entry points, `name => KernelType, ...`: each becomes an
