@@ -283,6 +283,8 @@ pub fn check_gpu<T: Dtype>(
 /// Median milliseconds of the kernel and of a device-to-device copy of the same bytes, timed in
 /// turn launch by launch.
 pub struct Timing {
+    /// Tiles of each row staged in shared memory.
+    pub staged: i64,
     /// The kernel.
     pub ms: f64,
     /// `cuMemcpyDtoD` of `x` into `y`.
@@ -291,18 +293,22 @@ pub struct Timing {
     pub bytes: f64,
 }
 
-/// Times `softmax_<T>` on `s` beside the copy, `reps` times each.
+/// Times `softmax_<T>` on `s` beside the copy, `reps` times each, staging rows in at most `smem`
+/// bytes of shared memory per block (the device's limit when `None`; less leaves room for more
+/// blocks per multiprocessor, and the rest of a longer row is read again from memory).
 pub fn bench<T: Dtype>(
     gpu: &Gpu,
     module: &Module,
     s: Shape,
     reps: usize,
+    smem: Option<i64>,
     rng: &mut Rng,
 ) -> Result<Timing, GpuError> {
     let l = s.layout().map_err(GpuError::Invalid)?;
     let dx = gpu.upload(&random_input::<T>(s, rng), l)?;
     let mut dy = gpu.filled(l, T::poison())?;
-    let staged = Softmax::<T>::staged_for(s.cols as i64, gpu.smem_per_block());
+    let limit = smem.map_or(gpu.smem_per_block(), |b| b.min(gpu.smem_per_block()));
+    let staged = Softmax::<T>::staged_for(s.cols as i64, limit);
     let p = SoftmaxParams {
         x: dx.param("x")?,
         y: dy.param("y")?,
@@ -317,6 +323,7 @@ pub fn bench<T: Dtype>(
     )?;
     let median = |v: &[f64]| v[v.len() / 2];
     Ok(Timing {
+        staged,
         ms: median(&ms[0]),
         copy_ms: median(&ms[1]),
         bytes: 2.0 * (s.len() * std::mem::size_of::<T>()) as f64,

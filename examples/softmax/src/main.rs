@@ -29,6 +29,9 @@ struct Args {
     /// The device.
     #[arg(long, default_value_t = 0)]
     device: usize,
+    /// Bench: bytes of shared memory per block for staging rows (default: all a block may have).
+    #[arg(long)]
+    smem: Option<i64>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -79,12 +82,13 @@ use softmax_kernels::Softmax;
 
 fn bench_one<T: Dtype>(g: &Gpu, m: &Module, a: &Args, rng: &mut Rng) -> Result<(), GpuError> {
     let s = Shape::new(a.rows, a.cols);
-    let t = bench::<T>(g, m, s, a.reps, rng)?;
+    let t = bench::<T>(g, m, s, a.reps, a.smem, rng)?;
     println!(
-        "  {:<14} {}x{}: {:8.1} us {:7.0} GB/s | copy {:8.1} us {:7.0} GB/s | {:5.1}% of copy",
+        "  {:<14} {}x{} (staged {:3}): {:8.1} us {:7.0} GB/s | copy {:8.1} us {:7.0} GB/s | {:5.1}% of copy",
         <T::K as Entry>::NAME,
         s.rows,
         s.cols,
+        t.staged,
         t.ms * 1e3,
         t.bytes / t.ms / 1e6,
         t.copy_ms * 1e3,

@@ -11,11 +11,14 @@
 //!
 //! - Step 0, [`Softmax::stage`]: the lane's atoms of the first `staged` tiles go to shared
 //!   memory by `cp.async` (all in flight before the one wait; element by element where an atom
-//!   is not whole or not 16-byte aligned); returns the lane's largest element.
+//!   is not whole or not 16-byte aligned); then one pass over its atoms gives its maximum `m_t`
+//!   and its sum `s_t` of `exp(x - m_t)` (online: the running sum rescaled when the maximum
+//!   grows), kept in its own slot; returns `m_t`.
 //! - [`Collective::WarpMax`]: the row's maximum `m`, in every lane.
-//! - Step 1, [`Softmax::sum`]: keeps `m` in the lane's own slot, returns the lane's sum of
-//!   `exp(x - m)` (`2^((x - m) log2 e)`: a subtraction, a multiplication and one `ex2.approx`).
+//! - Step 1, [`Softmax::sum`]: returns `s_t exp(m_t - m)` and keeps `m` in the slot.
 //! - [`Collective::WarpSum`]: the row's sum `s`.
+//!
+//! `exp(x - m)` is `2^((x - m) log2 e)`: a subtraction, a multiplication and one `ex2.approx`.
 //! - Step 2, [`Softmax::write`]: `y = exp(x - m) * (1 / s)`, rounded to `T`.
 //!
 //! Subtracting the maximum keeps every exponent `<= 0`, so nothing overflows; a row of `-inf`
@@ -170,8 +173,10 @@ impl<T: Real> Softmax<T> {
     }
 
     /// Step 0 of thread `c.thread` in block `c.block[0]`: stages its atoms of the row's first
-    /// `staged` tiles, and returns the largest of its elements of the row (`-inf` for a row past
-    /// `M`).
+    /// `staged` tiles, then in one pass over its atoms the online maximum and sum: `m_t` its
+    /// largest element, `s_t` the sum of `exp(x - m_t)` (each atom's sum added after rescaling
+    /// the running one by `exp(m_old - m_new)`). Keeps `(m_t, s_t)` in slot `(t, staged)` and
+    /// returns `m_t` (`-inf` for a row past `M`).
     ///
     /// # Safety
     /// `p` prepared, its engines reaching its tensors; `c.smem` reaching `staged + 1` tiles of
@@ -198,45 +203,44 @@ impl<T: Real> Softmax<T> {
             k += 1;
         }
         c.smem.wait_all();
-        let mut m = f32::NEG_INFINITY;
-        let tiles = Self::tiles(p.x.shape()[1]);
-        let mut k = 0;
-        while k < tiles {
-            if let Some(whole) = Self::atom(p, b, t, k, vec) {
-                m = m.max(max_of::<T>(&Self::load(p, c, k, whole)));
-            }
-            k += 1;
-        }
-        m
-    }
-
-    /// Step 1: keeps the row's maximum `m` in slot `(t, staged)` and returns the sum of
-    /// `exp(x - m)` over the thread's elements of the row.
-    ///
-    /// # Safety
-    /// As [`Softmax::stage`], which must have run for this thread, then the warp's maximum.
-    #[inline(always)]
-    pub unsafe fn sum<E: Mem<T>, S: Mem<V4>>(p: &SoftmaxParams<E>, c: &Ctx<S>, m: f32) -> f32 {
-        let (b, t) = (c.block[0], c.thread);
-        FlatTensor::new(c.smem, SLOTS)
-            .at([t, p.staged])
-            .write(V4([m.to_bits(), 0, 0, 0]));
-        let vec = Self::vector(p);
-        let mut s = 0.0f32;
+        let (mut m, mut sum) = (f32::NEG_INFINITY, 0.0f32);
         let tiles = Self::tiles(p.x.shape()[1]);
         let mut k = 0;
         while k < tiles {
             if let Some(whole) = Self::atom(p, b, t, k, vec) {
                 let a = Self::load(p, c, k, whole);
-                let mut i = 0;
-                while i < Self::V {
-                    s += exp_shifted(T::widen(lane::<T>(&a, i)), m);
-                    i += 1;
+                let new = m.max(tree::<T>(&a, |x| x, f32::max));
+                // nothing but -inf so far: nothing to add (and -inf - -inf would be NaN)
+                if new != f32::NEG_INFINITY {
+                    sum = sum * exp_shifted(m, new) + tree::<T>(&a, |x| exp_shifted(x, new), add);
+                    m = new;
                 }
             }
             k += 1;
         }
-        s
+        slots
+            .at([t, p.staged])
+            .write(V4([m.to_bits(), sum.to_bits(), 0, 0]));
+        m
+    }
+
+    /// Step 1: given the row's maximum `m`, returns the thread's share of the row's sum,
+    /// `s_t exp(m_t - m)`, and keeps `m` in its slot.
+    ///
+    /// # Safety
+    /// As [`Softmax::stage`], which must have run for this thread, then the warp's maximum.
+    #[inline(always)]
+    pub unsafe fn sum<E: Mem<T>, S: Mem<V4>>(p: &SoftmaxParams<E>, c: &Ctx<S>, m: f32) -> f32 {
+        let slot = FlatTensor::new(c.smem, SLOTS).at([c.thread, p.staged]);
+        let mine = slot.read();
+        slot.write(V4([m.to_bits(), 0, 0, 0]));
+        let (mt, st) = (f32::from_bits(mine.0[0]), f32::from_bits(mine.0[1]));
+        if mt == f32::NEG_INFINITY {
+            // no element, or only -inf: nothing to the sum
+            0.0
+        } else {
+            st * exp_shifted(mt, m)
+        }
     }
 
     /// Step 2: `y = exp(x - m) / s` over the thread's elements of the row, `m` from its slot.
@@ -367,16 +371,23 @@ fn lane<T: Real>(a: &V4, i: i64) -> u32 {
     }
 }
 
-/// The largest element of an atom.
+/// `f(x_0) op f(x_1) op ..` over an atom's elements, as a balanced tree
+/// (`((a op b) op (c op d)) op ..`): independent operations rather than one dependent chain.
 #[inline(always)]
-fn max_of<T: Real>(a: &V4) -> f32 {
-    let mut m = f32::NEG_INFINITY;
-    let mut i = 0;
-    while i < 128 / T::BITS {
-        m = m.max(T::widen(lane::<T>(a, i)));
-        i += 1;
+fn tree<T: Real>(a: &V4, f: impl Fn(f32) -> f32, op: impl Fn(f32, f32) -> f32) -> f32 {
+    let e = |i: i64| f(T::widen(lane::<T>(a, i)));
+    let quad = |i: i64| op(op(e(i), e(i + 1)), op(e(i + 2), e(i + 3)));
+    if T::BITS == 32 {
+        quad(0)
+    } else {
+        op(quad(0), quad(4))
     }
-    m
+}
+
+/// `a + b`.
+#[inline(always)]
+fn add(a: f32, b: f32) -> f32 {
+    a + b
 }
 
 /// The atom of the values `y(0), y(1), ..`, rounded to `T` (word by word: no run-time index).
