@@ -15,7 +15,7 @@
 //!   reads and writes elements and 128-bit vectors, [`AsyncCopy`](mem::AsyncCopy) is `cp.async`.
 //! - [`real`]: `f32`, `bf16` and `f16` widened to `f32` and rounded back the same way everywhere.
 //! - [`math`]: `exp2` / `exp` / `fma` with the same rounding on the device and the host, and
-//!   `exp2_approx` (the device's one-instruction `ex2.approx`).
+//!   `exp2_approx` / `log2_approx` (the device's one-instruction `ex2.approx` / `lg2.approx`).
 //! - [`device`] (`nvptx64` only): indices, barriers, shuffles and warp reductions, typed global
 //!   loads and stores, `cp.async`, `ldmatrix` / `mma.sync`, mbarriers, the copy engine (TMA).
 //! - [`layout_core`], re-exported whole: layouts, tensors, `local_tile`, tiled copies and MMAs,
@@ -60,7 +60,7 @@ pub mod prelude {
     pub use crate::ctx::{Collective, Ctx, Entry, Geometry, Kernel, KernelInfo};
     #[cfg(target_arch = "nvptx64")]
     pub use crate::device::*;
-    pub use crate::math::{exp, exp2, exp2_approx, fma, LOG2_E};
+    pub use crate::math::{exp, exp2, exp2_approx, fma, log2_approx, LOG2_E};
     pub use crate::mem::{AsyncCopy, Gmem, Mem, Smem, SwizzleEngine, V4};
     pub use crate::real::Real;
     /// `core`'s `Result`, not layout-core's alias (which the glob `layout_core::*` would bring in).

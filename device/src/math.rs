@@ -105,6 +105,27 @@ pub fn exp2_approx(x: f32) -> f32 {
     }
 }
 
+/// `log2(x)` the fast way: on the device one `lg2.approx.ftz.f32`, on the host `f32::log2`; they
+/// differ in the last bits (as [`exp2_approx`] and [`exp2`] do).
+#[inline(always)]
+pub fn log2_approx(x: f32) -> f32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let r: f32;
+        // SAFETY: a pure register operation
+        unsafe {
+            core::arch::asm!("lg2.approx.ftz.f32 {r}, {x};",
+                 r = out(reg32) r, x = in(reg32) x,
+                 options(pure, nomem, nostack, preserves_flags));
+        }
+        r
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        x.log2()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,7 +18,8 @@
 //! - Step 1, [`Softmax::sum`]: returns `s_t exp(m_t - m)` and keeps `m` in the slot.
 //! - [`Collective::WarpSum`]: the row's sum `s`.
 //!
-//! `exp(x - m)` is `2^((x - m) log2 e)`: a subtraction, a multiplication and one `ex2.approx`.
+//! In steps 0 and 1 `exp(x - m)` is `2^((x - m) log2 e)`: a subtraction, a multiplication and one
+//! `ex2.approx`.
 //! - Step 2, [`Softmax::write`]: `y = exp(x - m) * (1 / s)`, rounded to `T`.
 //!
 //! Subtracting the maximum keeps every exponent `<= 0`, so nothing overflows; a row of `-inf`
@@ -123,6 +124,25 @@ impl<T: Real> Softmax<T> {
         }
     }
 
+    /// The tiles `0..whole_tiles` of thread `t`'s row in which its atom is whole (then
+    /// `atom(..) == Some(true)`), from the identity tensor's coordinate `(r, c)` of its first
+    /// value in tile `(b, 0)`: none for a row past `M` or rows not 16-byte aligned, else those
+    /// with `c + k 32V + V <= N`. The loops run these without a predicate, the rest with one.
+    #[inline(always)]
+    fn whole_tiles<E: Mem<T>>(p: &SoftmaxParams<E>, b: i64, t: i64, vec: bool) -> i64 {
+        let id = make_coord_tensor(p.x.shape());
+        let [r, c] = Self::PLAN
+            .get_slice(t)
+            .partition_S(&id.local_tile(Self::TILER, [b, 0]))
+            .coord(0);
+        let [m, n] = p.x.shape();
+        if !vec || r >= m || c + Self::V > n {
+            0
+        } else {
+            (n - Self::V - c) / Self::TILER[1] + 1
+        }
+    }
+
     /// Thread `t`'s atom of `x`'s tile `(b, k)` read element by element into registers, the
     /// elements past `N` set to `-inf` (nothing to the maximum, 0 to the sum).
     #[inline(always)]
@@ -204,17 +224,23 @@ impl<T: Real> Softmax<T> {
         }
         c.smem.wait_all();
         let (mut m, mut sum) = (f32::NEG_INFINITY, 0.0f32);
-        let tiles = Self::tiles(p.x.shape()[1]);
+        let mut online = |a: &V4| {
+            let new = m.max(tree::<T>(a, |x| x, f32::max));
+            // nothing but -inf so far: nothing to add (and -inf - -inf would be NaN)
+            if new != f32::NEG_INFINITY {
+                sum = sum * exp_shifted(m, new) + tree::<T>(a, |x| exp_shifted(x, new), add);
+                m = new;
+            }
+        };
+        let (whole, tiles) = (Self::whole_tiles(p, b, t, vec), Self::tiles(p.x.shape()[1]));
         let mut k = 0;
+        while k < whole {
+            online(&Self::load(p, c, k, true));
+            k += 1;
+        }
         while k < tiles {
-            if let Some(whole) = Self::atom(p, b, t, k, vec) {
-                let a = Self::load(p, c, k, whole);
-                let new = m.max(tree::<T>(&a, |x| x, f32::max));
-                // nothing but -inf so far: nothing to add (and -inf - -inf would be NaN)
-                if new != f32::NEG_INFINITY {
-                    sum = sum * exp_shifted(m, new) + tree::<T>(&a, |x| exp_shifted(x, new), add);
-                    m = new;
-                }
+            if let Some(w) = Self::atom(p, b, t, k, vec) {
+                online(&Self::load(p, c, k, w));
             }
             k += 1;
         }
@@ -243,7 +269,11 @@ impl<T: Real> Softmax<T> {
         }
     }
 
-    /// Step 2: `y = exp(x - m) / s` over the thread's elements of the row, `m` from its slot.
+    /// Step 2: `y = exp(x - m) / s` over the thread's elements of the row, `m` from its slot:
+    /// `2^(x log2 e - (m log2 e + log2 s))`, the shift split in two so that it stays exact
+    /// (`hi = m log2 e` rounded, `lo` its rounding error plus `log2 s`): per element one fused
+    /// multiply-add, one subtraction and one `ex2.approx`. (`x - m <= 0` and `s >= 1`, so the
+    /// exponent is at most rounding above 0; a row whose maximum is `-inf` gives NaN.)
     ///
     /// # Safety
     /// As [`Softmax::sum`], which must have run for this thread, then the warp's sum.
@@ -251,25 +281,33 @@ impl<T: Real> Softmax<T> {
     pub unsafe fn write<E: Mem<T>, S: Mem<V4>>(p: &SoftmaxParams<E>, c: &Ctx<S>, s: f32) {
         let (b, t) = (c.block[0], c.thread);
         let m = f32::from_bits(FlatTensor::new(c.smem, SLOTS).at([t, p.staged]).read().0[0]);
-        let inv = 1.0 / s;
+        let hi = m * LOG2_E;
+        let lo = fma(m, LOG2_E, -hi) + log2_approx(s);
+        let y = |x: f32| exp2_approx(fma(x, LOG2_E, -hi) - lo);
         let thr = Self::PLAN.get_slice(t);
-        let id = make_coord_tensor(p.y.shape());
         let vec = Self::vector(p);
-        let tiles = Self::tiles(p.x.shape()[1]);
+        let g = |k: i64| thr.partition_D(&p.y.local_tile(Self::TILER, [b, k]));
+        let (whole, tiles) = (Self::whole_tiles(p, b, t, vec), Self::tiles(p.x.shape()[1]));
         let mut k = 0;
+        while k < whole {
+            let a = Self::load(p, c, k, true);
+            g(k).at(0)
+                .write_v4(pack::<T>(|i| y(T::widen(lane::<T>(&a, i)))));
+            k += 1;
+        }
+        let id = make_coord_tensor(p.y.shape());
         while k < tiles {
-            if let Some(whole) = Self::atom(p, b, t, k, vec) {
-                let a = Self::load(p, c, k, whole);
-                let y = |i: i64| exp_shifted(T::widen(lane::<T>(&a, i)), m) * inv;
-                let g = thr.partition_D(&p.y.local_tile(Self::TILER, [b, k]));
-                if whole {
-                    g.at(0).write_v4(pack::<T>(y));
+            if let Some(w) = Self::atom(p, b, t, k, vec) {
+                let a = Self::load(p, c, k, w);
+                let y = |i: i64| y(T::widen(lane::<T>(&a, i)));
+                if w {
+                    g(k).at(0).write_v4(pack::<T>(y));
                 } else {
                     let cy = thr.partition_D(&id.local_tile(Self::TILER, [b, k]));
                     let mut i = 0;
                     while i < Self::V {
                         if cy.elem_less(i) {
-                            g.at(i).write(T::from_f32(y(i)));
+                            g(k).at(i).write(T::from_f32(y(i)));
                         }
                         i += 1;
                     }
