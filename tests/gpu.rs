@@ -296,3 +296,28 @@ fn tma_copy_moves_every_element_through_each_swizzle() {
         .to_string();
     assert!(e.contains("at most 128 bytes"), "{e}");
 }
+
+/// The device functions no kernel uses (shuffles, votes, atomics), through a user's path:
+/// `Gpu::load` of a registry, `Module::launch_raw` of a plain entry.
+#[test]
+fn device_prims_give_the_known_values() {
+    use tessel_gpu::prims::{BLOCKS, EXPECTED, THREADS, WORDS};
+    let Some(g) = gpu() else { return };
+    let module = g.load(tessel::ptx::PTX, tessel_gpu::TEST_KERNELS).unwrap();
+    // 32-bit words, carried as f32 bits (the buffers' element types are the kernels')
+    let mut init = vec![0f32; WORDS];
+    init[3] = f32::from_bits(u32::MAX);
+    let out = g.upload_buffer(&init).unwrap();
+    let p = out.param::<1>("out").unwrap().engine().0 as *mut u32;
+    let shape = tessel_gpu::ctx::Geometry {
+        grid: [i64::from(BLOCKS), 1],
+        threads: i64::from(THREADS),
+        smem_bytes: 0,
+    };
+    // SAFETY: the entry takes one pointer to WORDS words, initialised as prims says
+    unsafe { module.launch_raw("device_prims", shape, p) }.unwrap();
+    let got = g.download(&out).unwrap();
+    for (i, want, what) in EXPECTED {
+        assert_eq!(got[i].to_bits(), want, "out[{i}]: {what}");
+    }
+}

@@ -1,8 +1,15 @@
 //! What only the device has (`nvptx64` builds only): thread, block and cluster indices,
 //! barriers, dynamic shared memory, typed global loads and stores, 128-bit vector accesses, warp
-//! shuffles and reductions, `cp.async`, `ldmatrix` / `mma.sync`, mbarriers, the copy engine (TMA)
-//! and bulk copies, and [`run`], which runs a [`Kernel`]'s steps. Each is a thin wrapper over one
-//! PTX instruction or a short fixed sequence; everything that cannot misbehave is a safe function.
+//! shuffles, votes and reductions, atomics, `cp.async`, `ldmatrix` / `mma.sync`, mbarriers, the
+//! copy engine (TMA) and bulk copies, and [`run`], which runs a [`Kernel`]'s steps. Each is a thin
+//! wrapper over one PTX instruction or a short fixed sequence; everything that cannot misbehave is
+//! a safe function.
+//!
+//! Shared memory is the block's dynamic allocation ([`dynamic_smem`], the size `geometry` asks
+//! for). rustc cannot yet declare a static `__shared__` array (rust-lang/rust#135516): a kernel
+//! lays its shared arrays out at `const` offsets of the dynamic block instead (a `const`
+//! `FlatLayout` over `Ctx::smem`, as the softmax example's `SLOTS`) and counts them in
+//! `smem_bytes`.
 
 use core::arch::asm;
 use core::arch::nvptx;
@@ -174,6 +181,139 @@ pub fn warp_max(mut v: f32) -> f32 {
         m /= 2;
     }
     v
+}
+
+/// `shfl.sync.idx.b32` over the full warp: lane `src`'s `v` (`src` taken modulo 32).
+#[inline(always)]
+pub fn shfl_idx(v: u32, src: u32) -> u32 {
+    let r: u32;
+    // SAFETY: a register exchange within the warp; every lane takes part
+    unsafe {
+        asm!("shfl.sync.idx.b32 {r}, {v}, {s}, 0x1f, 0xffffffff;",
+             r = out(reg32) r, v = in(reg32) v, s = in(reg32) src,
+             options(nomem, nostack, preserves_flags));
+    }
+    r
+}
+
+/// `shfl.sync.down.b32` over the full warp: lane `lane + delta`'s `v`, or the lane's own where
+/// that is past lane 31.
+#[inline(always)]
+pub fn shfl_down(v: u32, delta: u32) -> u32 {
+    let r: u32;
+    // SAFETY: as `shfl_idx`
+    unsafe {
+        asm!("shfl.sync.down.b32 {r}, {v}, {d}, 0x1f, 0xffffffff;",
+             r = out(reg32) r, v = in(reg32) v, d = in(reg32) delta,
+             options(nomem, nostack, preserves_flags));
+    }
+    r
+}
+
+/// `shfl.sync.up.b32` over the full warp: lane `lane - delta`'s `v`, or the lane's own where that
+/// is below lane 0.
+#[inline(always)]
+pub fn shfl_up(v: u32, delta: u32) -> u32 {
+    let r: u32;
+    // SAFETY: as `shfl_idx`
+    unsafe {
+        asm!("shfl.sync.up.b32 {r}, {v}, {d}, 0, 0xffffffff;",
+             r = out(reg32) r, v = in(reg32) v, d = in(reg32) delta,
+             options(nomem, nostack, preserves_flags));
+    }
+    r
+}
+
+/// `vote.sync.ballot.b32` over the full warp: bit `i` set where lane `i`'s `p` holds.
+#[inline(always)]
+pub fn ballot(p: bool) -> u32 {
+    let r: u32;
+    // SAFETY: a vote within the warp; every lane takes part
+    unsafe {
+        asm!("{{ .reg .pred p; setp.ne.u32 p, {x}, 0; vote.sync.ballot.b32 {r}, p, 0xffffffff; }}",
+             r = out(reg32) r, x = in(reg32) p as u32,
+             options(nomem, nostack, preserves_flags));
+    }
+    r
+}
+
+/// Does `p` hold in any lane of the warp (`vote.sync.any.pred`)?
+#[inline(always)]
+pub fn vote_any(p: bool) -> bool {
+    let r: u32;
+    // SAFETY: as `ballot`
+    unsafe {
+        asm!("{{ .reg .pred p, q; setp.ne.u32 p, {x}, 0; vote.sync.any.pred q, p, 0xffffffff; selp.u32 {r}, 1, 0, q; }}",
+             r = out(reg32) r, x = in(reg32) p as u32,
+             options(nomem, nostack, preserves_flags));
+    }
+    r != 0
+}
+
+/// Does `p` hold in every lane of the warp (`vote.sync.all.pred`)?
+#[inline(always)]
+pub fn vote_all(p: bool) -> bool {
+    let r: u32;
+    // SAFETY: as `ballot`
+    unsafe {
+        asm!("{{ .reg .pred p, q; setp.ne.u32 p, {x}, 0; vote.sync.all.pred q, p, 0xffffffff; selp.u32 {r}, 1, 0, q; }}",
+             r = out(reg32) r, x = in(reg32) p as u32,
+             options(nomem, nostack, preserves_flags));
+    }
+    r != 0
+}
+
+/// Declares an atomic read-modify-write on a 32-bit word at a generic address (global or shared
+/// memory), returning the old value.
+macro_rules! atomic_rmw {
+    ($(#[$doc:meta])* $name:ident, $t:ty, $op:literal) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// `p` must be valid, aligned, and in global or shared memory.
+        #[inline(always)]
+        pub unsafe fn $name(p: *mut $t, v: $t) -> $t {
+            let r: $t;
+            asm!(concat!("atom.", $op, " {r}, [{p}], {v};"),
+                 r = out(reg32) r, p = in(reg64) p, v = in(reg32) v,
+                 options(nostack, preserves_flags));
+            r
+        }
+    };
+}
+
+atomic_rmw!(
+    /// `atomicAdd` of an `f32` (`atom.add.f32`).
+    atomic_add_f32, f32, "add.f32"
+);
+atomic_rmw!(
+    /// `atomicAdd` of a `u32` (`atom.add.u32`).
+    atomic_add_u32, u32, "add.u32"
+);
+atomic_rmw!(
+    /// `atomicMax` of a `u32` (`atom.max.u32`).
+    atomic_max_u32, u32, "max.u32"
+);
+atomic_rmw!(
+    /// `atomicMin` of a `u32` (`atom.min.u32`).
+    atomic_min_u32, u32, "min.u32"
+);
+atomic_rmw!(
+    /// `atomicExch` of a 32-bit word (`atom.exch.b32`).
+    atomic_exch_u32, u32, "exch.b32"
+);
+
+/// `atomicCAS`: writes `new` at `p` if it holds `cmp`; returns the old value (`atom.cas.b32`).
+///
+/// # Safety
+/// As [`atomic_add_u32`].
+#[inline(always)]
+pub unsafe fn atomic_cas_u32(p: *mut u32, cmp: u32, new: u32) -> u32 {
+    let r: u32;
+    asm!("atom.cas.b32 {r}, [{p}], {c}, {n};",
+         r = out(reg32) r, p = in(reg64) p, c = in(reg32) cmp, n = in(reg32) new,
+         options(nostack, preserves_flags));
+    r
 }
 
 /// `cp.async.cg.shared.global [dst], [src], 16`: starts copying 16 bytes from global to shared

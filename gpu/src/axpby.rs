@@ -68,22 +68,7 @@ impl<T: Real> Axpby<T> {
     /// `fma(alpha, x, beta * y)`, rounded once to `f32` (the device's `fma.rn.f32`).
     #[inline(always)]
     fn axpby(alpha: f32, x: f32, beta: f32, y: f32) -> f32 {
-        let by = beta * y;
-        #[cfg(target_arch = "nvptx64")]
-        {
-            let r: f32;
-            // SAFETY: a pure register operation
-            unsafe {
-                core::arch::asm!("fma.rn.f32 {r}, {a}, {x}, {c};",
-                    r = out(reg32) r, a = in(reg32) alpha, x = in(reg32) x, c = in(reg32) by,
-                    options(pure, nomem, nostack, preserves_flags));
-            }
-            r
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            alpha.mul_add(x, by)
-        }
+        crate::math::fma(alpha, x, beta * y)
     }
 
     /// One 128-bit atom of `x` and `y`, combined: `V` elements packed in four words.

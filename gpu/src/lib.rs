@@ -103,6 +103,7 @@ pub mod copy;
 pub mod gemm;
 pub mod gemm_sm90;
 pub mod mma_peak;
+pub mod prims;
 pub mod rmsnorm;
 pub mod tma;
 pub mod transpose;
@@ -174,6 +175,19 @@ pub unsafe extern "ptx-kernel" fn mma_peak_bf16(p: mma_peak::PeakParams<mem::Gme
 pub unsafe extern "ptx-kernel" fn mma_peak_f16(p: mma_peak::PeakParams<mem::Gmem<f32>>) {
     mma_peak::mma_peak::<false>(p)
 }
+/// See [`prims`].
+#[cfg(target_arch = "nvptx64")]
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn device_prims(out: *mut u32) {
+    prims::device_prims(out)
+}
+/// The device functions' check ([`prims`]), launched by `tests/gpu.rs` through `Gpu::load`.
+pub const TEST_KERNELS: &[ctx::KernelInfo] = &[ctx::KernelInfo {
+    name: "device_prims",
+    param_bytes: 8,
+    collectives: &[],
+}];
+
 /// The microbenchmarks' entry points.
 pub const PEAK_KERNELS: &[ctx::KernelInfo] = &[
     ctx::KernelInfo {

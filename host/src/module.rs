@@ -59,6 +59,24 @@ impl Module {
         launch(&self.stream, f, K::NAME, g, p)
     }
 
+    /// Launches entry `name` of this module on its one by-value parameter `p`, with the launch
+    /// shape `g` given (CUDA C++'s `<<<grid, block, smem>>>`): for an entry not declared through
+    /// `Kernel`, e.g. a plain `extern "ptx-kernel" fn` taking pointers. `g` is checked against
+    /// the device's limits, `name` must be in the registry given to `Gpu::load`.
+    ///
+    /// # Safety
+    /// `P` must be the entry's parameter (its size was checked at load; its layout is the
+    /// caller's to match), and every pointer in it valid for what the kernel does with it.
+    pub unsafe fn launch_raw<P: Copy>(&self, name: &str, g: Geometry, p: P) -> Result<()> {
+        check_geometry(name, &g, self.smem_limit)?;
+        let f = self.functions.get(name).ok_or_else(|| {
+            GpuError::Invalid(format!(
+                "{name} is not in this module (not in the registry given to Gpu::load)"
+            ))
+        })?;
+        launch(&self.stream, f, name, g, p)
+    }
+
     /// The launch `K` would get for `p`: its prepared parameters' geometry (for reports, and to
     /// run the host execution over the same grid).
     pub fn geometry<K: Entry>(&self, p: K::Params<Gmem<K::T>>) -> Result<Geometry> {
@@ -80,29 +98,32 @@ pub(crate) fn prepare<K: Entry>(
 ) -> Result<(DeviceParams<K>, Geometry)> {
     let p = K::prepare(p).map_err(|why| GpuError::Invalid(format!("{}: {why}", K::NAME)))?;
     let g = K::geometry(&p, sms, smem_limit);
+    check_geometry(K::NAME, &g, smem_limit)?;
+    Ok((p, g))
+}
+
+/// `Ok` when launch shape `g` of `name` is within the device's limits; `Err` names the one it
+/// breaks.
+fn check_geometry(name: &str, g: &Geometry, smem_limit: i64) -> Result<()> {
     if !(1..=i64::from(i32::MAX)).contains(&g.grid[0]) || !(1..=65535).contains(&g.grid[1]) {
         return Err(GpuError::Invalid(format!(
-            "{}: a grid of {}x{} blocks is outside the device's limits (2^31-1 x 65535)",
-            K::NAME,
-            g.grid[0],
-            g.grid[1]
+            "{name}: a grid of {}x{} blocks is outside the device's limits (2^31-1 x 65535)",
+            g.grid[0], g.grid[1]
         )));
     }
     if !(1..=1024).contains(&g.threads) {
         return Err(GpuError::Invalid(format!(
-            "{}: {} threads per block, 1..=1024 allowed",
-            K::NAME,
+            "{name}: {} threads per block, 1..=1024 allowed",
             g.threads
         )));
     }
     if !(0..=smem_limit).contains(&g.smem_bytes) {
         return Err(GpuError::Invalid(format!(
-            "{}: {} bytes of shared memory per block, {smem_limit} allowed",
-            K::NAME,
+            "{name}: {} bytes of shared memory per block, {smem_limit} allowed",
             g.smem_bytes
         )));
     }
-    Ok((p, g))
+    Ok(())
 }
 
 /// A kernel parameter passed by value: a `#[repr(C)]` struct the kernel declares (a
