@@ -178,9 +178,17 @@ pub fn check_entry(ptx: &str, k: &KernelInfo) -> std::result::Result<(), String>
             k.name
         ));
     }
-    let bytes = sig
-        .rsplit_once('[')
-        .and_then(|(_, n)| n.split(']').next()?.trim().parse::<usize>().ok());
+    // `.param .align A .b8 name[N]` (a struct) or `.param .u64 [.ptr ..] name` (a scalar)
+    let bytes = match sig.rsplit_once('[') {
+        Some((_, n)) => n
+            .split(']')
+            .next()
+            .and_then(|n| n.trim().parse::<usize>().ok()),
+        None => sig.split_whitespace().find_map(|w| {
+            let bits = w.strip_prefix('.')?.get(1..)?.parse::<usize>().ok()?;
+            (w[1..2].chars().all(|c| "busf".contains(c)) && bits % 8 == 0).then_some(bits / 8)
+        }),
+    };
     match bytes {
         Some(n) if n == k.param_bytes => Ok(()),
         Some(n) => Err(format!(
@@ -196,7 +204,8 @@ mod tests {
     use super::*;
 
     const PTX: &str = ".visible .entry k(\n\t.param .align 8 .b8 k_param_0[48]\n)\n{\n}\n\
-                       .visible .entry two(\n\t.param .u64 a,\n\t.param .u64 b\n)\n{\n}\n";
+                       .visible .entry two(\n\t.param .u64 a,\n\t.param .u64 b\n)\n{\n}\n\
+                       .visible .entry ptr(\n\t.param .u64 .ptr .align 1 ptr_param_0\n)\n{\n}\n";
 
     fn info(name: &'static str, param_bytes: usize) -> KernelInfo {
         KernelInfo {
@@ -209,6 +218,10 @@ mod tests {
     #[test]
     fn an_entry_of_the_registry_s_size_passes() {
         assert_eq!(check_entry(PTX, &info("k", 48)), Ok(()));
+        // a plain pointer parameter
+        assert_eq!(check_entry(PTX, &info("ptr", 8)), Ok(()));
+        let e = check_entry(PTX, &info("ptr", 4)).unwrap_err();
+        assert!(e.contains("8 bytes in the PTX, 4"), "{e}");
     }
 
     #[test]
