@@ -139,16 +139,11 @@ fn kernels_take_the_launchers_parameters() {
                 .iter()
                 .filter(|_| *arch == "sm_90a"),
         );
-        for k in all_kernels().chain(extra) {
-            let body = entry(ptx, k.name);
-            let sig = &body[..body.find(')').unwrap()];
-            assert_eq!(sig.matches(".param").count(), 1, "{arch} {}", k.name);
-            let want = format!("_param_0[{}]", k.param_bytes);
-            assert!(
-                sig.contains(&want),
-                "{arch} {}: {sig} (want {want})",
-                k.name
-            );
+        // the same check `Gpu::load` makes of a user's registry
+        for k in all_kernels().chain(extra).chain(tessel_gpu::TEST_KERNELS) {
+            if let Err(e) = host::module::check_entry(ptx, k) {
+                panic!("{arch}: {e}");
+            }
         }
     }
 }
