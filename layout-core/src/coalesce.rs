@@ -2,21 +2,42 @@
 
 use crate::error::{LayoutError, Result};
 use crate::int_tuple::{IntTuple, MAX_LEAVES};
-use crate::layout::Layout;
+use crate::layout::{in_place, Layout};
 use crate::tri;
 
 /// The layout of the flat modes `s[..n]:d[..n]`: `s0:d0` when `n == 1`, `(s0,..):(d0,..)` else.
 pub(crate) const fn from_flat(s: &[i64], d: &[i64], n: usize) -> Result<Layout> {
-    if n == 1 {
-        return Layout::int(s[0], d[0]);
-    }
-    let mut t = IntTuple::empty();
+    let mut l = Layout::raw();
+    tri!(l.put_flat(s, d, n));
+    tri!(l.check());
+    Ok(l)
+}
+
+/// Merges the flat modes `s[..n]:d[..n]` in place as [`coalesce`] does; returns how many remain
+/// (at least 1: `1:0` when all have size 1).
+pub(crate) const fn coalesce_flat(s: &mut [i64], d: &mut [i64], n: usize) -> usize {
+    let mut m = 0;
     let mut i = 0;
     while i < n {
-        tri!(t.push(&IntTuple::int(s[i])));
+        let (si, di) = (s[i], d[i]);
+        if si == 1 {
+            // size-1 modes never contribute
+        } else if m > 0 && matches!(s[m - 1].checked_mul(d[m - 1]), Some(x) if x == di) {
+            // (a product past i64 equals no stride)
+            s[m - 1] *= si;
+        } else {
+            s[m] = si;
+            d[m] = di;
+            m += 1;
+        }
         i += 1;
     }
-    Layout::from_parts(t, d)
+    if m == 0 {
+        s[0] = 1;
+        d[0] = 0;
+        m = 1;
+    }
+    m
 }
 
 /// `coalesce(L)`: the flattest layout that is the same function of 1-D coordinates.
@@ -29,29 +50,18 @@ pub(crate) const fn from_flat(s: &[i64], d: &[i64], n: usize) -> Result<Layout> 
 /// - `depth(R) <= 1`
 /// - `R(i) == L(i)` for all `0 <= i < size(L)`
 pub const fn coalesce(l: &Layout) -> Result<Layout> {
-    let s = l.shapes();
-    let d = l.strides();
-    let mut rs = [1i64; MAX_LEAVES];
-    let mut rd = [0i64; MAX_LEAVES];
-    let mut n = 1;
-    let mut i = 0;
-    while i < s.len() {
-        if s[i] == 1 {
-            // size-1 modes never contribute
-        } else if rs[n - 1] == 1 {
-            rs[n - 1] = s[i];
-            rd[n - 1] = d[i];
-        } else if matches!(rs[n - 1].checked_mul(rd[n - 1]), Some(x) if x == d[i]) {
-            // (a product past i64 equals no stride)
-            rs[n - 1] *= s[i];
-        } else {
-            rs[n] = s[i];
-            rd[n] = d[i];
-            n += 1;
-        }
-        i += 1;
-    }
-    from_flat(&rs, &rd, n)
+    let mut out = Err(LayoutError::Capacity);
+    coalesce_at(l, &mut out);
+    out
+}
+
+#[cfg_attr(not(target_arch = "nvptx64"), inline(never))]
+const fn coalesce_at(l: &Layout, out: &mut Result<Layout>) {
+    let (mut s, mut d) = ([0i64; MAX_LEAVES], [0i64; MAX_LEAVES]);
+    let n = l.leaves_into(&mut s, &mut d);
+    let n = coalesce_flat(&mut s, &mut d, n);
+    // (the same size and span as `l`: no check needed)
+    in_place!(out, r => r.put_flat(&s, &d, n))
 }
 
 /// `coalesce(L, profile)`: coalesce each mode of `L` at the leaves of `profile` (whose values are

@@ -1,10 +1,9 @@
 //! `complement`: the layout of the repetitions of a layout, up to a cotarget size.
 
-use crate::coalesce::{coalesce, from_flat};
 use crate::composition::ceil_div;
 use crate::error::{LayoutError, Result};
 use crate::int_tuple::{IntTuple, MAX_LEAVES};
-use crate::layout::Layout;
+use crate::layout::{in_place, Layout};
 use crate::tri;
 
 /// `complement(A, M)`: the ordered layout `R` that fills the holes of `A`'s image and then repeats
@@ -23,67 +22,106 @@ use crate::tri;
 /// - `R(i-1) < R(i)` for `1 <= i < size(R)` (ordered)
 /// - `R(i) != A(j)` for `1 <= i < size(R)`, `0 <= j < size(A)` (disjoint images)
 pub const fn complement(a: &Layout, cotarget: i64) -> Result<Layout> {
+    let mut out = Err(LayoutError::Capacity);
+    complement_at(a, cotarget, &mut out);
+    out
+}
+
+#[cfg_attr(not(target_arch = "nvptx64"), inline(never))]
+const fn complement_at(a: &Layout, cotarget: i64, out: &mut Result<Layout>) {
+    in_place!(out, r => {
+        match complement_into(a.shapes(), a.strides(), cotarget, r) {
+            Ok(()) => r.check(),
+            Err(e) => Err(e),
+        }
+    })
+}
+
+/// [`complement`] of the flat `a_s:a_d`, appended to the build `r` as one mode of it.
+pub(crate) const fn complement_into(
+    s: &[i64],
+    d: &[i64],
+    cotarget: i64,
+    r: &mut Layout,
+) -> Result<()> {
     if cotarget < 1 {
         return Err(LayoutError::NonPositiveShape { value: cotarget });
     }
-    let s = a.shapes();
-    let d = a.strides();
     let n = s.len();
-    // selection sort of the leaf indices by (stride, shape)
-    let mut order = [0usize; MAX_LEAVES];
     let mut k = 0;
+    let mut least = 0;
     while k < n {
-        order[k] = k;
+        if d[k] < least {
+            least = d[k];
+        }
         k += 1;
     }
-    let mut i = 0;
-    while i < n {
-        let mut j = i + 1;
-        while j < n {
-            let (x, y) = (order[i], order[j]);
-            if d[y] < d[x] || (d[y] == d[x] && s[y] < s[x]) {
-                order[i] = y;
-                order[j] = x;
-            }
-            j += 1;
-        }
-        i += 1;
+    if least < 0 {
+        return Err(LayoutError::NegativeStride { value: least });
     }
-    let mut rs = [0i64; MAX_LEAVES + 1];
-    let mut rd = [0i64; MAX_LEAVES + 1];
+    // the leaves that matter (size > 1, stride != 0), sorted by (stride, shape) by insertion
+    let mut order = [0usize; MAX_LEAVES];
     let mut m = 0;
+    k = 0;
+    while k < n {
+        if d[k] != 0 && s[k] != 1 {
+            let mut j = m;
+            while j > 0
+                && (d[k] < d[order[j - 1]] || (d[k] == d[order[j - 1]] && s[k] < s[order[j - 1]]))
+            {
+                order[j] = order[j - 1];
+                j -= 1;
+            }
+            order[j] = k;
+            m += 1;
+        }
+        k += 1;
+    }
+    // each sorted stride ends a hole of `st / cur` elements at stride `cur`; modes that merge
+    // (coalesce) are merged as they are written
+    let open = tri!(r.open_group());
+    let mut out = 0;
+    let (mut last_s, mut last_d) = (1i64, 0i64);
     let mut cur: i64 = 1;
     let mut q = 0;
-    while q < n {
-        let (sh, st) = (s[order[q]], d[order[q]]);
+    while q <= m {
+        let (hs, hd) = if q < m {
+            let (sh, st) = (s[order[q]], d[order[q]]);
+            if st < cur {
+                return Err(LayoutError::NotInjective {
+                    stride: st,
+                    extent: cur,
+                });
+            }
+            let h = (if cur == 1 { st } else { st / cur }, cur);
+            cur = match sh.checked_mul(st) {
+                Some(v) => v,
+                None => return Err(LayoutError::Overflow),
+            };
+            h
+        } else {
+            // the last mode repeats everything up to the cotarget
+            (ceil_div(cotarget, cur), cur)
+        };
         q += 1;
-        if st < 0 {
-            return Err(LayoutError::NegativeStride { value: st });
-        }
-        if st == 0 || sh == 1 {
+        if hs == 1 {
             continue;
         }
-        if st < cur {
-            return Err(LayoutError::NotInjective {
-                stride: st,
-                extent: cur,
-            });
+        if out > 0 && matches!(last_s.checked_mul(last_d), Some(x) if x == hd) {
+            last_s *= hs;
+            r.set_last_shape(last_s);
+        } else {
+            tri!(r.put_leaf(hs, hd));
+            out += 1;
+            last_s = hs;
+            last_d = hd;
         }
-        rs[m] = st / cur;
-        rd[m] = cur;
-        m += 1;
-        cur = match sh.checked_mul(st) {
-            Some(v) => v,
-            None => return Err(LayoutError::Overflow),
-        };
     }
-    rs[m] = ceil_div(cotarget, cur);
-    rd[m] = cur;
-    m += 1;
-    if m > MAX_LEAVES {
-        return Err(LayoutError::Capacity);
+    if out == 0 {
+        tri!(r.put_leaf(1, 0));
+        out = 1;
     }
-    coalesce(&tri!(from_flat(&rs, &rd, m)))
+    r.close_group(open, out)
 }
 
 /// `complement(A, shape)`: the cotarget is `size(shape)`.

@@ -1,9 +1,8 @@
 //! `composition`: `R = A o B`, `R(c) = A(B(c))`.
 
-use crate::coalesce::{coalesce, from_flat};
 use crate::error::{LayoutError, Result};
-use crate::int_tuple::MAX_LEAVES;
-use crate::layout::Layout;
+use crate::int_tuple::{CLOSE, MAX_LEAVES, OPEN};
+use crate::layout::{in_place, Layout};
 use crate::tiler::{by_mode, Splitter, Tiler};
 use crate::tri;
 
@@ -34,52 +33,86 @@ use crate::tri;
 /// Post-conditions (seed 003):
 /// - `compatible(B, R)`: `R` has the shape of `B` up to size-1 modes and coalesced leaves
 ///   (`size(R) == size(B)`, and each mode `i` of `B` has `size(mode i of R) == size(mode i of B)`)
-/// - `R(i) == A(B(i))` for all `0 <= i < size(B)` with `B(i) < size(A)` (past its domain, `A`'s
-///   last mode is taken as extended, as CuTe does; a one-element `A` extends along its last
-///   leaf's stride, where CuTe's extension has stride 0), when `B` is injective or integral
+/// - `R(i) == A(B(i))` for all `0 <= i < size(B)` when `B` is injective or integral; past its
+///   domain `A` is evaluated by its own formula ([`Layout::call`]: the last leaf takes what
+///   remains, also when it has size 1), as CuTe C++ extends it
 pub const fn composition(a: &Layout, b: &Layout) -> Result<Layout> {
-    // B acts as one integral mode when at most one of its leaves moves (size > 1, stride != 0)
+    let mut out = Err(LayoutError::Capacity);
+    composition_at(a, b, &mut out);
+    out
+}
+
+#[cfg_attr(not(target_arch = "nvptx64"), inline(never))]
+const fn composition_at(a: &Layout, b: &Layout, out: &mut Result<Layout>) {
+    in_place!(out, r => {
+        match compose_into(a.shapes(), a.strides(), b, r) {
+            Ok(()) => r.check(),
+            Err(e) => Err(e),
+        }
+    })
+}
+
+/// [`composition`] of `A = a_s:a_d` (flat; only its leaves matter) and `B`, appended to the build
+/// `r` as one mode of it (not checked: the caller checks the whole).
+pub(crate) const fn compose_into(
+    a_s: &[i64],
+    a_d: &[i64],
+    b: &Layout,
+    r: &mut Layout,
+) -> Result<()> {
+    let fa = Coalesced::of(a_s, a_d);
+    // B acts as one integral mode when at most one of its leaves moves (size > 1, stride != 0),
+    // or when all of its image lies in the first mode of coalesced A, where A is linear
     let (s, d) = (b.shapes(), b.strides());
     let mut moving = 0;
+    let mut nonneg = true;
     let mut i = 0;
     while i < s.len() {
         if s[i] > 1 && d[i] != 0 {
             moving += 1;
         }
+        nonneg = nonneg && d[i] >= 0;
         i += 1;
     }
-    // ... or when all of B's image lies in the first mode of coalesced A, where A is linear
-    let mut inside = false;
-    if let Ok(fa) = coalesce(a) {
-        let mut nonneg = true;
-        let mut k = 0;
-        while k < d.len() {
-            nonneg = nonneg && d[k] >= 0;
-            k += 1;
-        }
-        inside = nonneg && b.cosize() <= fa.shapes()[0];
-    }
-    let whole = moving <= 1 || inside;
-    // per mode of coalesced A: the last element B's modes reach in it, summed over B's modes
+    let whole = moving <= 1 || (nonneg && b.cosize() <= fa.mode(0).0);
+    // R has B's nesting, each leaf of B replaced by the modes it takes from A; per mode of
+    // coalesced A, `reach` sums the last element B's modes reach in it
     let mut reach = [0i64; MAX_LEAVES];
-    let r = tri!(compose(a, b, whole, &mut reach));
+    let toks = b.shape_tokens();
+    let mut leaf = 0;
+    let mut t = 0;
+    while t < toks.len() {
+        let k = toks[t];
+        if k == OPEN {
+            tri!(r.put_open());
+        } else if k == CLOSE {
+            tri!(r.put_close());
+        } else {
+            tri!(compose_integral(
+                &fa, s[leaf], d[leaf], whole, &mut reach, r
+            ));
+            leaf += 1;
+        }
+        t += 1;
+    }
     // (a non-injective B keeps CuTe's by-mode result, whose value past a carry is documented
     // to differ from A(B(i)))
     if !whole {
-        let fa = tri!(coalesce(a));
-        let ash = fa.shapes();
+        let mut at = fa.first();
         let mut k = 0;
-        while k + 1 < ash.len() {
-            if reach[k] >= ash[k] && !surely_not_injective(b) {
+        while k + 1 < fa.n {
+            let (sh, _, next) = fa.next(at);
+            if reach[k] >= sh && !surely_not_injective(b) {
                 return Err(LayoutError::ModesCarry {
-                    shape: ash[k],
+                    shape: sh,
                     reach: reach[k],
                 });
             }
+            at = next;
             k += 1;
         }
     }
-    Ok(r)
+    Ok(())
 }
 
 /// Is `L` known to map two coordinates to one offset? Checked pair by pair up to 512 elements;
@@ -103,24 +136,6 @@ const fn surely_not_injective(l: &Layout) -> bool {
     false
 }
 
-const fn compose(
-    a: &Layout,
-    b: &Layout,
-    whole: bool,
-    reach: &mut [i64; MAX_LEAVES],
-) -> Result<Layout> {
-    if b.shape().is_tuple() {
-        let mut r = Layout::empty();
-        let mut i = 0;
-        while i < b.rank() {
-            tri!(r.push(&tri!(compose(a, &tri!(b.get(i)), whole, reach))));
-            i += 1;
-        }
-        return Ok(r);
-    }
-    compose_integral(a, b.shapes()[0], b.strides()[0], whole, reach)
-}
-
 /// `composition(A, <B0, B1, ...>)`: mode `i` of `A` composed with `B_i`, the modes past the tiler's
 /// rank (and those under `_`) kept. A layout tiler is plain [`composition`].
 ///
@@ -137,71 +152,156 @@ const fn mul(a: i64, b: i64) -> Result<i64> {
     }
 }
 
-/// `A o s:d` for an integral `B = s:d`; `whole` when `s:d` is all of `B`. Adds to `reach[i]` the
-/// last element of mode `i` of coalesced `A` that `s:d` reaches.
+/// Coalesced `A`, the modes composition takes elements from, read off `A`'s leaves as they are
+/// needed (no copy of them): a mode is a run of leaves that [`crate::coalesce`] merges.
+///
+/// Past its domain `A` extends as its own formula does ([`Layout::call`]: the last leaf takes
+/// what remains). So a last leaf of size 1 is not dropped, as `coalesce` would: it stays as the
+/// last mode `1:d` (the one that extends), unless the mode before it continues into it. CuTe C++
+/// does the same (`coalesce_x`); e.g. `(4,1):(4,1) o 2:32` is `2:8`, `A(32) = 8`.
+struct Coalesced<'a> {
+    s: &'a [i64],
+    d: &'a [i64],
+    /// Number of modes (at least 1).
+    n: usize,
+    /// The leaves `..end` are coalesced; a last leaf of size 1 (the tail) is not among them.
+    end: usize,
+    /// The stride of the last leaf (0 for an empty layout).
+    tail: i64,
+}
+
+impl<'a> Coalesced<'a> {
+    const fn of(s: &'a [i64], d: &'a [i64]) -> Self {
+        let len = s.len();
+        let has_tail = len > 0 && s[len - 1] == 1;
+        let mut c = Self {
+            s,
+            d,
+            n: 0,
+            end: if has_tail { len - 1 } else { len },
+            tail: if len > 0 { d[len - 1] } else { 0 },
+        };
+        let mut at = c.first();
+        while at < len {
+            at = c.next(at).2;
+            c.n += 1;
+        }
+        if c.n == 0 {
+            c.n = 1;
+        }
+        c
+    }
+
+    /// The leaf where the first mode starts.
+    const fn first(&self) -> usize {
+        self.skip_ones(0)
+    }
+
+    const fn skip_ones(&self, mut at: usize) -> usize {
+        while at < self.end && self.s[at] == 1 {
+            at += 1;
+        }
+        at
+    }
+
+    /// The mode starting at leaf `at` (the tail `1:d` from `end` on), and where the next one
+    /// starts.
+    const fn next(&self, at: usize) -> (i64, i64, usize) {
+        if at >= self.end {
+            return (1, self.tail, self.s.len());
+        }
+        let (mut sh, st) = (self.s[at], self.d[at]);
+        let mut j = self.skip_ones(at + 1);
+        // (a product past i64 equals no stride)
+        while j < self.end && matches!(sh.checked_mul(st), Some(x) if x == self.d[j]) {
+            sh *= self.s[j];
+            j = self.skip_ones(j + 1);
+        }
+        if j == self.end
+            && self.end < self.s.len()
+            && matches!(sh.checked_mul(st), Some(x) if x == self.tail)
+        {
+            // the tail continues this mode: this one is the last, and extends along `st`
+            j = self.s.len();
+        }
+        (sh, st, j)
+    }
+
+    /// Mode `i`.
+    const fn mode(&self, i: usize) -> (i64, i64) {
+        let mut at = self.first();
+        let mut k = 0;
+        while k < i {
+            at = self.next(at).2;
+            k += 1;
+        }
+        let (s, d, _) = self.next(at);
+        (s, d)
+    }
+}
+
+/// Appends `A o s:d` to the build `out` for an integral mode `s:d` of `B`; `whole` when `s:d` acts
+/// as all of `B`. Adds to `reach[i]` the last element of mode `i` of coalesced `A` that `s:d`
+/// reaches.
 const fn compose_integral(
-    a: &Layout,
+    fa: &Coalesced,
     s: i64,
     d: i64,
     whole: bool,
     reach: &mut [i64; MAX_LEAVES],
-) -> Result<Layout> {
+    out: &mut Layout,
+) -> Result<()> {
     if d == 0 {
-        return Layout::int(s, 0);
+        return out.put_leaf(s, 0);
     }
-    let mut fa = tri!(coalesce(a));
-    if fa.size() == 1 {
-        // A has one element: its extension past the domain follows its last leaf's stride
-        // (CuTe's coalesce gives `1:0` here, and tiles past a size-1 mode would all alias
-        // coordinate 0 — e.g. rows of an identity tensor of one row)
-        let d = a.strides();
-        fa = tri!(Layout::int(
-            1,
-            if d.is_empty() { 0 } else { d[d.len() - 1] }
-        ));
-    }
-    let ash = fa.shapes();
-    let ast = fa.strides();
-    let n = ash.len();
+    let n = fa.n;
     let sign = if d < 0 { -1 } else { 1 };
-    let mut rs = [0i64; MAX_LEAVES];
-    let mut rd = [0i64; MAX_LEAVES];
+    // the modes taken are written as a tuple, unwrapped at the end when there is one
+    let open = tri!(out.open_group());
     let mut m = 0;
     let mut rest_shape = s;
     let mut rest_stride = d.saturating_abs(); // magnitude; `sign` is applied to every stride out
+    let mut at = fa.first();
     let mut i = 0;
     while i + 1 < n {
-        let sh = ash[i];
+        let (sh, st, next) = fa.next(at);
+        at = next;
         if rest_shape == 1 {
             // B is exhausted: only the stride is carried on (for the degenerate `1:d`)
             rest_stride = ceil_div(rest_stride, sh);
-        } else if rest_stride % sh == 0 {
+        } else if is_multiple(rest_stride, sh) {
             // the whole mode is divided out
             rest_stride /= sh;
-        } else if sh % rest_stride == 0 {
-            let avail = sh / rest_stride;
+        } else if is_multiple(sh, rest_stride) {
+            let avail = if rest_stride == 1 {
+                sh
+            } else {
+                sh / rest_stride
+            };
             let take = if rest_shape < avail {
                 rest_shape
             } else {
                 avail
             };
-            let divides = avail % rest_shape == 0 || rest_shape % avail == 0;
+            let divides = is_multiple(avail, rest_shape) || is_multiple(rest_shape, avail);
             if !(divides || (whole && rest_shape < avail)) {
                 return Err(LayoutError::ShapeDivisibility {
                     shape: avail,
                     rest: rest_shape,
                 });
             }
-            rs[m] = take;
-            rd[m] = tri!(mul(sign * rest_stride, ast[i]));
+            tri!(out.put_leaf(take, tri!(mul(sign * rest_stride, st))));
             m += 1;
             reach[i] += (take - 1) * rest_stride;
-            rest_shape /= take;
+            rest_shape = if take == rest_shape {
+                1
+            } else {
+                rest_shape / take
+            };
             rest_stride = 1;
         } else if whole && (rest_shape - 1) * rest_stride < sh {
             // neither divides, but all of B's remaining elements lie in this mode
-            rs[m] = rest_shape;
-            rd[m] = tri!(mul(sign * rest_stride, ast[i]));
+            tri!(out.put_leaf(rest_shape, tri!(mul(sign * rest_stride, st))));
             m += 1;
             reach[i] += (rest_shape - 1) * rest_stride;
             rest_shape = 1;
@@ -215,11 +315,18 @@ const fn compose_integral(
         i += 1;
     }
     if rest_shape != 1 || m == 0 {
-        rs[m] = rest_shape;
-        rd[m] = tri!(mul(sign * rest_stride, ast[n - 1]));
+        let st = fa.next(at).1;
+        tri!(out.put_leaf(rest_shape, tri!(mul(sign * rest_stride, st))));
         m += 1;
     }
-    from_flat(&rs, &rd, m)
+    out.close_group(open, m)
+}
+
+/// `x % m == 0` for `x, m > 0`, dividing only when it must (the common cases, `x < m` and
+/// `m == 1`, are comparisons).
+#[inline(always)]
+const fn is_multiple(x: i64, m: i64) -> bool {
+    x == m || (x > m && (m == 1 || x % m == 0))
 }
 
 /// `ceil(a / b)` for `a >= 0`, `b > 0`, without overflow.

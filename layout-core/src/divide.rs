@@ -8,10 +8,10 @@
 //! flat_divide    : (TileM, TileN, RestM, RestN, L, ...)
 //! ```
 
-use crate::complement::complement;
-use crate::composition::composition;
-use crate::error::Result;
-use crate::layout::Layout;
+use crate::complement::complement_into;
+use crate::composition::compose_into;
+use crate::error::{LayoutError, Result};
+use crate::layout::{in_place, Layout};
 use crate::tiler::{by_mode, flat_modes, hier_unzip, tiled_modes, Splitter, Tiler};
 use crate::tri;
 
@@ -24,8 +24,40 @@ use crate::tri;
 /// - `R(i) == A(C(i))` for all `0 <= i < size(R)`, `C = (B, complement(B, size(A)))`
 /// - `size(R) == size(A)` when `size(B)` tiles divide `A` (`cosize` of the tiling `== size(A)`)
 pub const fn logical_divide(a: &Layout, b: &Layout) -> Result<Layout> {
-    let c = tri!(complement(b, a.size()));
-    composition(a, &tri!(Layout::concat(&[*b, c])))
+    let mut out = Err(LayoutError::Capacity);
+    divide_at(a, b, &mut out);
+    out
+}
+
+#[cfg_attr(not(target_arch = "nvptx64"), inline(never))]
+const fn divide_at(a: &Layout, b: &Layout, out: &mut Result<Layout>) {
+    in_place!(out, r => match divide_into(a.shapes(), a.strides(), b, r) {
+        Ok(()) => r.check(),
+        Err(e) => Err(e),
+    })
+}
+
+/// [`logical_divide`] of the flat `a_s:a_d` (only `A`'s leaves matter) by `B`, appended to the
+/// build `r` as one mode of it.
+pub(crate) const fn divide_into(
+    a_s: &[i64],
+    a_d: &[i64],
+    b: &Layout,
+    r: &mut Layout,
+) -> Result<()> {
+    let mut size = 1;
+    let mut i = 0;
+    while i < a_s.len() {
+        size *= a_s[i]; // (a layout's size fits in i64)
+        i += 1;
+    }
+    let mut bc = Layout::raw();
+    tri!(bc.put_open());
+    tri!(bc.put_layout(b));
+    tri!(complement_into(b.shapes(), b.strides(), size, &mut bc));
+    tri!(bc.put_close());
+    tri!(bc.check());
+    compose_into(a_s, a_d, &bc, r)
 }
 
 /// `logical_divide` by a tiler: mode `i` of `A` divided by `B_i` (`_` keeps it); a layout tiler

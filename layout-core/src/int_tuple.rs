@@ -71,6 +71,138 @@ impl IntTuple {
         t
     }
 
+    /// The start of a token-by-token build ([`IntTuple::put_token`], [`IntTuple::put_leaf`]): no
+    /// tokens yet, so not a tuple until something is written.
+    #[inline(always)]
+    pub(crate) const fn raw() -> Self {
+        Self {
+            toks: [0; MAX_TOKENS],
+            vals: [0; MAX_LEAVES],
+            ntoks: 0,
+            nleaves: 0,
+        }
+    }
+
+    /// Appends the token `k` (`OPEN` or `CLOSE`) to a build.
+    #[inline]
+    pub(crate) const fn put_token(&mut self, k: u8) -> Result<()> {
+        let n = self.ntoks as usize;
+        if n == MAX_TOKENS {
+            return Err(LayoutError::Capacity);
+        }
+        self.toks[n] = k;
+        self.ntoks += 1;
+        Ok(())
+    }
+
+    /// Appends the leaf `v` to a build.
+    #[inline]
+    pub(crate) const fn put_leaf(&mut self, v: i64) -> Result<()> {
+        let (n, l) = (self.ntoks as usize, self.nleaves as usize);
+        if n == MAX_TOKENS || l == MAX_LEAVES {
+            return Err(LayoutError::Capacity);
+        }
+        self.toks[n] = LEAF;
+        self.vals[l] = v;
+        self.ntoks += 1;
+        self.nleaves += 1;
+        Ok(())
+    }
+
+    /// Sets the value of the last leaf of a build.
+    #[inline]
+    pub(crate) const fn set_last_leaf(&mut self, v: i64) {
+        self.vals[self.nleaves as usize - 1] = v;
+    }
+
+    /// Span of mode `i` of the sub-tuple `outer` (a span of this tuple); the span of `outer`
+    /// itself for `i == 0` when it is a leaf.
+    pub(crate) const fn span_within(&self, outer: Span, i: usize) -> Result<Span> {
+        if self.toks[outer.t0] != OPEN {
+            if i == 0 {
+                return Ok(outer);
+            }
+            return Err(LayoutError::ModeOutOfRange { index: i, rank: 1 });
+        }
+        let mut depth = 0i32;
+        let mut mode = 0;
+        let mut leaves = outer.l0;
+        let mut t = outer.t0 + 1;
+        let (mut t0, mut l0) = (t, leaves);
+        while t + 1 < outer.t1 {
+            let k = self.toks[t];
+            if depth == 0 {
+                t0 = t;
+                l0 = leaves;
+            }
+            if k == OPEN {
+                depth += 1;
+            } else if k == CLOSE {
+                depth -= 1;
+            } else {
+                leaves += 1;
+            }
+            if depth == 0 {
+                if mode == i {
+                    return Ok(Span {
+                        t0,
+                        t1: t + 1,
+                        l0,
+                        l1: leaves,
+                    });
+                }
+                mode += 1;
+            }
+            t += 1;
+        }
+        Err(LayoutError::ModeOutOfRange {
+            index: i,
+            rank: mode,
+        })
+    }
+
+    /// Drops the `(` at token `at`, the last but one token of a build, leaving its one leaf.
+    #[inline]
+    pub(crate) const fn unwrap_group(&mut self, at: usize) {
+        self.toks[at] = LEAF;
+        self.ntoks -= 1;
+    }
+
+    /// Appends to a build the tokens and leaves of `src` that `sp` covers (all of `src` for
+    /// [`IntTuple::whole`]).
+    #[inline]
+    pub(crate) const fn put_span(&mut self, src: &IntTuple, sp: Span) -> Result<()> {
+        let (n, l) = (self.ntoks as usize, self.nleaves as usize);
+        let (cn, cl) = (sp.t1 - sp.t0, sp.l1 - sp.l0);
+        if n + cn > MAX_TOKENS || l + cl > MAX_LEAVES {
+            return Err(LayoutError::Capacity);
+        }
+        let mut i = 0;
+        while i < cn {
+            self.toks[n + i] = src.toks[sp.t0 + i];
+            i += 1;
+        }
+        let mut j = 0;
+        while j < cl {
+            self.vals[l + j] = src.vals[sp.l0 + j];
+            j += 1;
+        }
+        self.ntoks = (n + cn) as u8;
+        self.nleaves = (l + cl) as u8;
+        Ok(())
+    }
+
+    /// The span of the whole tuple.
+    #[inline]
+    pub(crate) const fn whole(&self) -> Span {
+        Span {
+            t0: 0,
+            t1: self.ntoks as usize,
+            l0: 0,
+            l1: self.nleaves as usize,
+        }
+    }
+
     /// The flat tuple `(v0,v1,...)`.
     pub const fn from_ints(v: &[i64]) -> Result<Self> {
         let mut t = Self::empty();
@@ -136,6 +268,10 @@ impl IntTuple {
     /// The leaves, in order (an `_` reads as 0).
     pub const fn leaves(&self) -> &[i64] {
         self.vals.split_at(self.nleaves as usize).0
+    }
+    #[inline]
+    pub(crate) const fn num_tokens(&self) -> usize {
+        self.ntoks as usize
     }
     pub(crate) const fn tokens(&self) -> &[u8] {
         self.toks.split_at(self.ntoks as usize).0

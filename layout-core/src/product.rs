@@ -10,11 +10,11 @@
 //! ```
 
 use crate::coalesce::coalesce_profile;
-use crate::complement::complement;
-use crate::composition::composition;
+use crate::complement::complement_into;
+use crate::composition::compose_into;
 use crate::error::{LayoutError, Result};
-use crate::int_tuple::{IntTuple, MAX_LEAVES};
-use crate::layout::Layout;
+use crate::int_tuple::{IntTuple, Span, MAX_LEAVES};
+use crate::layout::{in_place, Layout};
 use crate::tiler::{by_mode, flat_modes, hier_unzip, tiled_modes, Splitter, Tiler};
 use crate::tri;
 
@@ -27,12 +27,40 @@ use crate::tri;
 /// - `compatible(B, layout<1>(R))` (mode 1 has `B`'s size and mode sizes)
 /// - for injective `A` and `B`, `R` is injective (replicas never overlap)
 pub const fn logical_product(a: &Layout, b: &Layout) -> Result<Layout> {
-    let cot = match a.size().checked_mul(b.cosize()) {
+    let mut out = Err(LayoutError::Capacity);
+    product_at(a, b, &mut out);
+    out
+}
+
+#[cfg_attr(not(target_arch = "nvptx64"), inline(never))]
+const fn product_at(a: &Layout, b: &Layout, out: &mut Result<Layout>) {
+    in_place!(out, r => match product_into(a, a.whole(), b, r) {
+        Ok(()) => r.check(),
+        Err(e) => Err(e),
+    })
+}
+
+/// [`logical_product`] of the part `sp` of `a` (a mode of it, or all) and `B`, appended to the
+/// build `r` as one mode of it.
+pub(crate) const fn product_into(a: &Layout, sp: Span, b: &Layout, r: &mut Layout) -> Result<()> {
+    let (s, d) = a.leaves_in(sp);
+    let mut size: i64 = 1;
+    let mut i = 0;
+    while i < s.len() {
+        size *= s[i]; // (a layout's size fits in i64)
+        i += 1;
+    }
+    let cot = match size.checked_mul(b.cosize()) {
         Some(v) => v,
         None => return Err(LayoutError::Overflow),
     };
-    let c = tri!(complement(a, cot));
-    Layout::concat(&[*a, tri!(composition(&c, b))])
+    let mut c = Layout::raw();
+    tri!(complement_into(s, d, cot, &mut c));
+    tri!(c.check());
+    tri!(r.put_open());
+    tri!(r.put_span(a, sp));
+    tri!(compose_into(c.shapes(), c.strides(), b, r));
+    r.put_close()
 }
 
 /// `logical_product` by a tiler: mode `i` of `A` times `B_i` (`_` keeps it).
@@ -84,34 +112,54 @@ pub const fn raked_product(a: &Layout, b: &Layout) -> Result<Layout> {
 }
 
 const fn zip_product(a: &Layout, b: &Layout, raked: bool) -> Result<Layout> {
-    let r = if a.rank() > b.rank() {
+    let mut out = Err(LayoutError::Capacity);
+    zip_product_at(a, b, raked, &mut out);
+    out
+}
+
+#[cfg_attr(not(target_arch = "nvptx64"), inline(never))]
+const fn zip_product_at(a: &Layout, b: &Layout, raked: bool, out: &mut Result<Layout>) {
+    in_place!(out, r => zip_product_into(a, b, raked, r))
+}
+
+const fn zip_product_into(a: &Layout, b: &Layout, raked: bool, out: &mut Layout) -> Result<()> {
+    let n = if a.rank() > b.rank() {
         a.rank()
     } else {
         b.rank()
     };
-    let pa = tri!(pad(a, r));
-    let pb = tri!(pad(b, r));
-    let p = tri!(logical_product(&pa, &pb));
-    let p0 = tri!(p.get(0));
-    let p1 = tri!(p.get(1));
-    let mut out = Layout::empty();
+    let pa = tri!(pad(a, n));
+    let pb = tri!(pad(b, n));
+    let mut p = Layout::raw();
+    tri!(product_into(&pa, pa.whole(), &pb, &mut p));
+    let (p0, p1) = (tri!(p.span(0)), tri!(p.span(1)));
+    tri!(out.put_open());
     let mut i = 0;
-    while i < r {
-        let (x, y) = (tri!(p0.get(i)), tri!(p1.get(i)));
-        let m = if raked { [y, x] } else { [x, y] };
-        tri!(out.push(&tri!(Layout::concat(&m))));
+    while i < n {
+        let (x, y) = (tri!(p.span_within(p0, i)), tri!(p.span_within(p1, i)));
+        let (first, second) = if raked { (y, x) } else { (x, y) };
+        tri!(out.put_open());
+        tri!(out.put_span(&p, first));
+        tri!(out.put_span(&p, second));
+        tri!(out.put_close());
         i += 1;
     }
-    Ok(out)
+    tri!(out.put_close());
+    out.check()
 }
 
 /// `append<R>(L)` with an integral `L` of rank 1 kept as the tuple `(L)`.
-const fn pad(l: &Layout, r: usize) -> Result<Layout> {
-    let mut p = *l;
-    if p.shape().is_int() {
-        p = tri!(Layout::concat(&[*l]));
+const fn pad(l: &Layout, n: usize) -> Result<Layout> {
+    let mut p = Layout::raw();
+    tri!(p.put_open());
+    tri!(p.put_modes_of(l, l.whole()));
+    let mut k = l.rank();
+    while k < n {
+        tri!(p.put_leaf(1, 0));
+        k += 1;
     }
-    p.append_to_rank(r)
+    tri!(p.put_close());
+    Ok(p)
 }
 
 /// `tile_to_shape(block, shape, order)`: repeats `block` (padded to `rank(shape)`) as a

@@ -3,12 +3,12 @@
 //! A shape `(s0, s1, ...)` used as a tiler means `<s0:1, s1:1, ...>`; a mode written `_` leaves
 //! the corresponding mode of the tiled layout whole.
 
-use crate::composition::composition;
-use crate::divide::logical_divide;
+use crate::composition::compose_into;
+use crate::divide::divide_into;
 use crate::error::{LayoutError, Result};
-use crate::int_tuple::{skip_ws, IntTuple};
-use crate::layout::Layout;
-use crate::product::logical_product;
+use crate::int_tuple::{skip_ws, IntTuple, Span};
+use crate::layout::{in_place, Layout};
+use crate::product::product_into;
 use crate::tri;
 use core::fmt;
 
@@ -190,118 +190,144 @@ pub(crate) enum Splitter {
     Product,
 }
 
-const fn split(f: Splitter, a: &Layout, b: &Layout) -> Result<Layout> {
+/// `f(A', B)` for the part `sp` of `A` (a mode, or all of it), appended to the build `r`.
+const fn split_into(f: Splitter, a: &Layout, sp: Span, b: &Layout, r: &mut Layout) -> Result<()> {
+    let (s, d) = a.leaves_in(sp);
     match f {
-        Splitter::Compose => composition(a, b),
-        Splitter::Divide => logical_divide(a, b),
-        Splitter::Product => logical_product(a, b),
+        Splitter::Compose => compose_into(s, d, b, r),
+        Splitter::Divide => divide_into(s, d, b, r),
+        Splitter::Product => product_into(a, sp, b, r),
     }
 }
 
 /// `f` applied mode by mode (`_` keeps the mode), or to the whole layout for a layout tiler.
 pub(crate) const fn by_mode(a: &Layout, t: &Tiler, f: Splitter) -> Result<Layout> {
+    let mut out = Err(LayoutError::Capacity);
+    by_mode_at(a, t, f, &mut out);
+    out
+}
+
+#[cfg_attr(not(target_arch = "nvptx64"), inline(never))]
+const fn by_mode_at(a: &Layout, t: &Tiler, f: Splitter, out: &mut Result<Layout>) {
+    in_place!(out, r => by_mode_into(a, t, f, r))
+}
+
+const fn by_mode_into(a: &Layout, t: &Tiler, f: Splitter, r: &mut Layout) -> Result<()> {
     match t {
-        Tiler::Layout(b) => split(f, a, b),
+        Tiler::Layout(b) => tri!(split_into(f, a, a.whole(), b, r)),
         Tiler::ByMode { n, modes } => {
-            if *n > MAX_TILER_MODES {
-                // a by-mode tiler built by hand, claiming more modes than it holds
-                return Err(LayoutError::Capacity);
-            }
-            if a.rank() < *n {
-                return Err(LayoutError::RankMismatch {
-                    expected: *n,
-                    found: a.rank(),
-                });
-            }
-            let mut r = Layout::empty();
+            let rank = tri!(check_rank(a, *n));
+            tri!(r.put_open());
             let mut i = 0;
-            while i < a.rank() {
-                let m = tri!(a.get(i));
-                let m = if i < *n {
-                    match &modes[i] {
-                        Some(b) => tri!(split(f, &m, b)),
-                        None => m,
-                    }
-                } else {
-                    m
-                };
-                tri!(r.push(&m));
+            while i < rank {
+                let sp = tri!(a.span(i));
+                match if i < *n { &modes[i] } else { &None } {
+                    Some(b) => tri!(split_into(f, a, sp, b, r)),
+                    None => tri!(r.put_span(a, sp)),
+                }
                 i += 1;
             }
-            Ok(r)
+            tri!(r.put_close());
         }
     }
+    r.check()
+}
+
+/// `rank(A)`, when a by-mode tiler of `n` modes fits it.
+const fn check_rank(a: &Layout, n: usize) -> Result<usize> {
+    if n > MAX_TILER_MODES {
+        // a by-mode tiler built by hand, claiming more modes than it holds
+        return Err(LayoutError::Capacity);
+    }
+    let rank = a.rank();
+    if rank < n {
+        return Err(LayoutError::RankMismatch {
+            expected: n,
+            found: rank,
+        });
+    }
+    Ok(rank)
 }
 
 /// `f` applied mode by mode, the results `(tile_i, rest_i)` gathered into
 /// `((tile_0, tile_1, ...), (rest_0, rest_1, ..., A_n, ...))` (CuTe's `hier_unzip`); a `_` mode
 /// contributes the tile `1:0` and keeps the whole mode as rest.
 pub(crate) const fn hier_unzip(a: &Layout, t: &Tiler, f: Splitter) -> Result<Layout> {
-    match t {
-        Tiler::Layout(b) => split(f, a, b),
-        Tiler::ByMode { n, modes } => {
-            if *n > MAX_TILER_MODES {
-                // a by-mode tiler built by hand, claiming more modes than it holds
-                return Err(LayoutError::Capacity);
-            }
-            if a.rank() < *n {
-                return Err(LayoutError::RankMismatch {
-                    expected: *n,
-                    found: a.rank(),
-                });
-            }
-            let mut tiles = Layout::empty();
-            let mut rests = Layout::empty();
-            let mut i = 0;
-            while i < a.rank() {
-                let m = tri!(a.get(i));
-                if i < *n {
-                    match &modes[i] {
-                        Some(b) => {
-                            let s = tri!(split(f, &m, b));
-                            tri!(tiles.push(&tri!(s.get(0))));
-                            tri!(rests.push(&tri!(s.get(1))));
-                        }
-                        None => {
-                            tri!(tiles.push(&tri!(Layout::int(1, 0))));
-                            tri!(rests.push(&m));
-                        }
-                    }
-                } else {
-                    tri!(rests.push(&m));
+    let mut out = Err(LayoutError::Capacity);
+    hier_unzip_at(a, t, f, &mut out);
+    out
+}
+
+#[cfg_attr(not(target_arch = "nvptx64"), inline(never))]
+const fn hier_unzip_at(a: &Layout, t: &Tiler, f: Splitter, out: &mut Result<Layout>) {
+    in_place!(out, r => hier_unzip_into(a, t, f, r))
+}
+
+const fn hier_unzip_into(a: &Layout, t: &Tiler, f: Splitter, r: &mut Layout) -> Result<()> {
+    let (n, modes) = match t {
+        Tiler::Layout(_) => return by_mode_into(a, t, f, r),
+        Tiler::ByMode { n, modes } => (*n, modes),
+    };
+    let rank = tri!(check_rank(a, n));
+    // each mode's (tile, rest), in one build: ((t0, r0), (t1, r1), ...)
+    let mut parts = Layout::raw();
+    tri!(parts.put_open());
+    let mut i = 0;
+    while i < rank {
+        let sp = tri!(a.span(i));
+        match if i < n { &modes[i] } else { &None } {
+            Some(b) => tri!(split_into(f, a, sp, b, &mut parts)),
+            None => {
+                tri!(parts.put_open());
+                if i < n {
+                    tri!(parts.put_leaf(1, 0));
                 }
-                i += 1;
+                tri!(parts.put_span(a, sp));
+                tri!(parts.put_close());
             }
-            Layout::concat(&[tiles, rests])
         }
+        i += 1;
     }
+    tri!(parts.put_close());
+    let all = parts.whole();
+    // ((t0, t1, ...), (r0, r1, ..., A_n, ...)); a mode past the tiler has no tile
+    tri!(r.put_open());
+    let mut k = 0;
+    while k < 2 {
+        tri!(r.put_open());
+        let mut j = 0;
+        while j < rank {
+            let pj = tri!(parts.span_within(all, j));
+            if j < n {
+                tri!(r.put_span(&parts, tri!(parts.span_within(pj, k))));
+            } else if k == 1 {
+                tri!(r.put_span(&parts, tri!(parts.span_within(pj, 0))));
+            }
+            j += 1;
+        }
+        tri!(r.put_close());
+        k += 1;
+    }
+    tri!(r.put_close());
+    r.check()
 }
 
 /// `(z0, z1_0, z1_1, ...)` from a zipped `(z0, z1)`: the `tiled_*` arrangement.
 pub(crate) const fn tiled_modes(z: &Layout) -> Result<Layout> {
-    let mut r = Layout::empty();
-    tri!(r.push(&tri!(z.get(0))));
-    let z1 = tri!(z.get(1));
-    let mut i = 0;
-    while i < z1.rank() {
-        tri!(r.push(&tri!(z1.get(i))));
-        i += 1;
-    }
+    let mut r = Layout::raw();
+    tri!(r.put_open());
+    tri!(r.put_span(z, tri!(z.span(0))));
+    tri!(r.put_modes_of(z, tri!(z.span(1))));
+    tri!(r.put_close());
     Ok(r)
 }
 
 /// `(z0_0, z0_1, ..., z1_0, z1_1, ...)` from a zipped `(z0, z1)`: the `flat_*` arrangement.
 pub(crate) const fn flat_modes(z: &Layout) -> Result<Layout> {
-    let mut r = Layout::empty();
-    let mut k = 0;
-    while k < 2 {
-        let zk = tri!(z.get(k));
-        let mut i = 0;
-        while i < zk.rank() {
-            tri!(r.push(&tri!(zk.get(i))));
-            i += 1;
-        }
-        k += 1;
-    }
+    let mut r = Layout::raw();
+    tri!(r.put_open());
+    tri!(r.put_modes_of(z, tri!(z.span(0))));
+    tri!(r.put_modes_of(z, tri!(z.span(1))));
+    tri!(r.put_close());
     Ok(r)
 }
