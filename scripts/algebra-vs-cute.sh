@@ -9,7 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 CXX=${CXX:-g++}
 command -v "$CXX" >/dev/null || { echo "needs a C++ compiler: $CXX not found (set CXX)" >&2; exit 2; }
-read -r -a inc < <(python3 scripts/cute_include.py)
+inc_flags=$(python3 tests/cute_agree.py --includes) || exit 2
+read -r -a inc <<< "$inc_flags"
 out=target/cute-bench
 mkdir -p "$out"
 "$CXX" -std=c++17 -O2 -w "${inc[@]}" benches/cute/algebra.cpp -o "$out/algebra"

@@ -85,6 +85,15 @@ if __name__ == "__main__" and sys.argv[1:] == ["--check"]:
         print("\n".join(MISSING))
     sys.exit(3 if MISSING else 0)
 
+# the compiler flags for CuTe's headers, for other programs (scripts/algebra-vs-cute.sh)
+if __name__ == "__main__" and sys.argv[1:] == ["--includes"]:
+    _, DIRS, MISSING = toolchain()
+    if MISSING:
+        print("\n".join(MISSING), file=sys.stderr)
+        sys.exit(3)
+    print(" ".join("-I" + d for d in DIRS))
+    sys.exit(0)
+
 from pycute import Layout, coalesce, complement, cosize, flatten, size  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -610,8 +619,9 @@ CATEGORIES = [
 ]
 
 
-# What the disagreements found so far look like (see the final report of the test's commit):
-# a hint printed with each, not an excuse.
+# The shape of a disagreement this test once found (tessel's composition extended A past its
+# domain along the wrong leaf; fixed, docs/design.md): printed with a failure of that shape, as a
+# hint, not an excuse.
 HINTS = {
     "domain": "B reaches past A's domain, and A (or its mode) ends in a size-1 leaf: C++ extends "
               "A along that leaf's stride there (its formula), tessel along the last longer leaf",

@@ -11,9 +11,10 @@ operation's post-condition (tessel checks the divisibility conditions that pycut
 part); otherwise that is a disagreement.
 Prints one line per disagreement and a last line 'N passed, M failed'.
 
-One deliberate difference is patched into pycute's composition: a one-element A (size 1) extends
-past its domain along its last stride, where pycute's `coalesce` makes it `1:0` (tiles past a
-size-1 mode would all alias its element 0; tessel's docs/design.md).
+One deliberate difference is patched into pycute's composition: past its domain A extends as its
+formula does, along its last leaf also when that leaf has size 1, as tessel and CuTe C++
+(`coalesce_x`) do; pycute's `coalesce` drops the leaf first (tiles past a size-1 mode would all
+alias its element 0; tessel's docs/design.md).
 """
 import os
 import random
@@ -31,11 +32,16 @@ _coalesce = _pl.coalesce
 
 
 def _coalesce_keeping_stride(layout, profile=None):
-    """pycute's coalesce, except that a one-element layout keeps its last stride (see above)."""
-    c = _coalesce(layout, profile) if profile is not None else _coalesce(layout)
-    if profile is None and size(layout) == 1:
-        return Layout(1, flatten(layout.stride)[-1] if isinstance(layout.stride, tuple) else layout.stride)
-    return c
+    """pycute's coalesce, except that a last leaf of size 1 is kept as CuTe C++'s `coalesce_x`
+    keeps it: as a placeholder of size 2 (only its stride matters, to composition) (see above)."""
+    if profile is None:
+        shape, stride = flatten(layout.shape), flatten(layout.stride)
+        shape, stride = (shape if isinstance(shape, tuple) else (shape,)), (
+            stride if isinstance(stride, tuple) else (stride,))
+        if shape[-1] == 1:
+            return _coalesce(Layout(shape[:-1] + (2,), stride))
+        return _coalesce(layout)
+    return _coalesce(layout, profile)
 
 
 _orig_composition = _pl.composition

@@ -193,10 +193,12 @@ impl<'a> Coalesced<'a> {
     }
 
     /// The leaf where the first mode starts.
+    #[cfg_attr(not(target_arch = "nvptx64"), inline(always))]
     const fn first(&self) -> usize {
         self.skip_ones(0)
     }
 
+    #[cfg_attr(not(target_arch = "nvptx64"), inline(always))]
     const fn skip_ones(&self, mut at: usize) -> usize {
         while at < self.end && self.s[at] == 1 {
             at += 1;
@@ -206,6 +208,7 @@ impl<'a> Coalesced<'a> {
 
     /// The mode starting at leaf `at` (the tail `1:d` from `end` on), and where the next one
     /// starts.
+    #[cfg_attr(not(target_arch = "nvptx64"), inline(always))]
     const fn next(&self, at: usize) -> (i64, i64, usize) {
         if at >= self.end {
             return (1, self.tail, self.s.len());
@@ -228,6 +231,7 @@ impl<'a> Coalesced<'a> {
     }
 
     /// Mode `i`.
+    #[cfg_attr(not(target_arch = "nvptx64"), inline(always))]
     const fn mode(&self, i: usize) -> (i64, i64) {
         let mut at = self.first();
         let mut k = 0;

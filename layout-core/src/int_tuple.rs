@@ -246,10 +246,12 @@ impl IntTuple {
     }
 
     /// Is this an integer (or `_`), not a tuple?
+    #[cfg_attr(not(target_arch = "nvptx64"), inline)]
     pub const fn is_int(&self) -> bool {
         self.ntoks == 1
     }
     /// Is this a tuple?
+    #[cfg_attr(not(target_arch = "nvptx64"), inline)]
     pub const fn is_tuple(&self) -> bool {
         !self.is_int()
     }
@@ -262,10 +264,14 @@ impl IntTuple {
         self.vals[0]
     }
     /// Number of leaves.
+    // (inlined on the host, where the algebra runs at run time; on the device an inline hint on
+    // these accessors changed how LLVM unrolled the kernels' loops: 5-20% more instructions)
+    #[cfg_attr(not(target_arch = "nvptx64"), inline)]
     pub const fn num_leaves(&self) -> usize {
         self.nleaves as usize
     }
     /// The leaves, in order (an `_` reads as 0).
+    #[cfg_attr(not(target_arch = "nvptx64"), inline)]
     pub const fn leaves(&self) -> &[i64] {
         self.vals.split_at(self.nleaves as usize).0
     }
@@ -273,6 +279,7 @@ impl IntTuple {
     pub(crate) const fn num_tokens(&self) -> usize {
         self.ntoks as usize
     }
+    #[cfg_attr(not(target_arch = "nvptx64"), inline)]
     pub(crate) const fn tokens(&self) -> &[u8] {
         self.toks.split_at(self.ntoks as usize).0
     }

@@ -182,10 +182,12 @@ impl Layout {
         self.shape.with_leaves(&self.stride)
     }
     /// The strides leaf by leaf.
+    #[cfg_attr(not(target_arch = "nvptx64"), inline)]
     pub const fn strides(&self) -> &[i64] {
         self.stride.split_at(self.shape.num_leaves()).0
     }
     /// The shape's leaves.
+    #[cfg_attr(not(target_arch = "nvptx64"), inline)]
     pub const fn shapes(&self) -> &[i64] {
         self.shape.leaves()
     }
