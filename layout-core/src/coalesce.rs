@@ -2,7 +2,7 @@
 
 use crate::error::{LayoutError, Result};
 use crate::int_tuple::{IntTuple, MAX_LEAVES};
-use crate::layout::{in_place, Layout};
+use crate::layout::Layout;
 use crate::tri;
 
 /// The layout of the flat modes `s[..n]:d[..n]`: `s0:d0` when `n == 1`, `(s0,..):(d0,..)` else.
@@ -50,18 +50,10 @@ pub(crate) const fn coalesce_flat(s: &mut [i64], d: &mut [i64], n: usize) -> usi
 /// - `depth(R) <= 1`
 /// - `R(i) == L(i)` for all `0 <= i < size(L)`
 pub const fn coalesce(l: &Layout) -> Result<Layout> {
-    let mut out = Err(LayoutError::Capacity);
-    coalesce_at(l, &mut out);
-    out
-}
-
-#[cfg_attr(not(target_arch = "nvptx64"), inline(never))]
-const fn coalesce_at(l: &Layout, out: &mut Result<Layout>) {
     let (mut s, mut d) = ([0i64; MAX_LEAVES], [0i64; MAX_LEAVES]);
     let n = l.leaves_into(&mut s, &mut d);
     let n = coalesce_flat(&mut s, &mut d, n);
-    // (the same size and span as `l`: no check needed)
-    in_place!(out, r => r.put_flat(&s, &d, n))
+    from_flat(&s, &d, n)
 }
 
 /// `coalesce(L, profile)`: coalesce each mode of `L` at the leaves of `profile` (whose values are
