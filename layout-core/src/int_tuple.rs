@@ -355,52 +355,7 @@ impl IntTuple {
 
     /// Token and leaf ranges of mode `i` (of the integer itself for `i == 0` on an integer).
     pub(crate) const fn span(&self, i: usize) -> Result<Span> {
-        let rank = self.rank();
-        if i >= rank {
-            return Err(LayoutError::ModeOutOfRange { index: i, rank });
-        }
-        if self.is_int() {
-            return Ok(Span {
-                t0: 0,
-                t1: 1,
-                l0: 0,
-                l1: 1,
-            });
-        }
-        let mut depth = 0i32;
-        let mut mode = 0;
-        let mut leaves = 0;
-        let mut t = 1;
-        let mut start = Span {
-            t0: 0,
-            t1: 0,
-            l0: 0,
-            l1: 0,
-        };
-        while t + 1 < self.ntoks as usize {
-            let k = self.toks[t];
-            if depth == 0 && mode == i {
-                start.t0 = t;
-                start.l0 = leaves;
-            }
-            if k == OPEN {
-                depth += 1;
-            } else if k == CLOSE {
-                depth -= 1;
-            } else {
-                leaves += 1;
-            }
-            if depth == 0 {
-                if mode == i {
-                    start.t1 = t + 1;
-                    start.l1 = leaves;
-                    return Ok(start);
-                }
-                mode += 1;
-            }
-            t += 1;
-        }
-        Err(LayoutError::ModeOutOfRange { index: i, rank })
+        self.span_within(self.whole(), i)
     }
 
     /// The sub-tuple made of tokens `t0..t1` and leaves `l0..l1`.
