@@ -29,12 +29,7 @@ pub const fn complement(a: &Layout, cotarget: i64) -> Result<Layout> {
 
 #[cfg_attr(not(target_arch = "nvptx64"), inline(never))]
 const fn complement_at(a: &Layout, cotarget: i64, out: &mut Result<Layout>) {
-    in_place!(out, r => {
-        match complement_into(a.shapes(), a.strides(), cotarget, r) {
-            Ok(()) => r.check(),
-            Err(e) => Err(e),
-        }
-    })
+    in_place!(out, r => complement_into(a.shapes(), a.strides(), cotarget, r))
 }
 
 /// [`complement`] of the flat `a_s:a_d`, appended to the build `r` as one mode of it.

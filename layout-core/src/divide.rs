@@ -11,7 +11,7 @@
 use crate::complement::complement_into;
 use crate::composition::compose_into;
 use crate::error::{LayoutError, Result};
-use crate::layout::{in_place, Layout};
+use crate::layout::{in_place, product_of, Layout};
 use crate::tiler::{by_mode, flat_modes, hier_unzip, tiled_modes, Splitter, Tiler};
 use crate::tri;
 
@@ -31,10 +31,7 @@ pub const fn logical_divide(a: &Layout, b: &Layout) -> Result<Layout> {
 
 #[cfg_attr(not(target_arch = "nvptx64"), inline(never))]
 const fn divide_at(a: &Layout, b: &Layout, out: &mut Result<Layout>) {
-    in_place!(out, r => match divide_into(a.shapes(), a.strides(), b, r) {
-        Ok(()) => r.check(),
-        Err(e) => Err(e),
-    })
+    in_place!(out, r => divide_into(a.shapes(), a.strides(), b, r))
 }
 
 /// [`logical_divide`] of the flat `a_s:a_d` (only `A`'s leaves matter) by `B`, appended to the
@@ -45,16 +42,15 @@ pub(crate) const fn divide_into(
     b: &Layout,
     r: &mut Layout,
 ) -> Result<()> {
-    let mut size = 1;
-    let mut i = 0;
-    while i < a_s.len() {
-        size *= a_s[i]; // (a layout's size fits in i64)
-        i += 1;
-    }
     let mut bc = Layout::raw();
     tri!(bc.put_open());
     tri!(bc.put_layout(b));
-    tri!(complement_into(b.shapes(), b.strides(), size, &mut bc));
+    tri!(complement_into(
+        b.shapes(),
+        b.strides(),
+        product_of(a_s),
+        &mut bc
+    ));
     tri!(bc.put_close());
     tri!(bc.check());
     compose_into(a_s, a_d, &bc, r)

@@ -14,7 +14,7 @@ use crate::complement::complement_into;
 use crate::composition::compose_into;
 use crate::error::{LayoutError, Result};
 use crate::int_tuple::{IntTuple, Span, MAX_LEAVES};
-use crate::layout::{in_place, Layout};
+use crate::layout::{in_place, product_of, Layout};
 use crate::tiler::{by_mode, flat_modes, hier_unzip, tiled_modes, Splitter, Tiler};
 use crate::tri;
 
@@ -34,23 +34,14 @@ pub const fn logical_product(a: &Layout, b: &Layout) -> Result<Layout> {
 
 #[cfg_attr(not(target_arch = "nvptx64"), inline(never))]
 const fn product_at(a: &Layout, b: &Layout, out: &mut Result<Layout>) {
-    in_place!(out, r => match product_into(a, a.whole(), b, r) {
-        Ok(()) => r.check(),
-        Err(e) => Err(e),
-    })
+    in_place!(out, r => product_into(a, a.whole(), b, r))
 }
 
 /// [`logical_product`] of the part `sp` of `a` (a mode of it, or all) and `B`, appended to the
 /// build `r` as one mode of it.
 pub(crate) const fn product_into(a: &Layout, sp: Span, b: &Layout, r: &mut Layout) -> Result<()> {
     let (s, d) = a.leaves_in(sp);
-    let mut size: i64 = 1;
-    let mut i = 0;
-    while i < s.len() {
-        size *= s[i]; // (a layout's size fits in i64)
-        i += 1;
-    }
-    let cot = match size.checked_mul(b.cosize()) {
+    let cot = match product_of(s).checked_mul(b.cosize()) {
         Some(v) => v,
         None => return Err(LayoutError::Overflow),
     };
@@ -144,8 +135,7 @@ const fn zip_product_into(a: &Layout, b: &Layout, raked: bool, out: &mut Layout)
         tri!(out.put_close());
         i += 1;
     }
-    tri!(out.put_close());
-    out.check()
+    out.put_close()
 }
 
 /// `append<R>(L)` with an integral `L` of rank 1 kept as the tuple `(L)`.
