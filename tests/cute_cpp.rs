@@ -5,6 +5,8 @@
 //! unless `TESSEL_REQUIRE_CUTE` is set (CI sets it). The seed is fixed (21) so CI is repeatable;
 //! `TESSEL_CUTE_SEED=random` (or a number) draws others.
 
+mod common;
+
 use std::process::Command;
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/cute_agree.py");
@@ -37,19 +39,5 @@ fn eval_agrees_with_cute_cpp() {
         eprintln!("SKIPPED: CuTe C++ agreement test, missing: {what}");
         return;
     }
-    let seed = std::env::var("TESSEL_CUTE_SEED").unwrap_or_else(|_| "21".into());
-    let mut args = vec![SCRIPT, env!("CARGO_BIN_EXE_tessel"), "500"];
-    if seed != "random" {
-        args.push(&seed);
-    }
-    let out = Command::new("python3")
-        .args(&args)
-        .output()
-        .expect("run cute_agree.py");
-    let text = String::from_utf8_lossy(&out.stdout);
-    eprintln!("{text}{}", String::from_utf8_lossy(&out.stderr));
-    assert!(
-        out.status.success(),
-        "tessel eval disagrees with CuTe C++:\n{text}"
-    );
+    common::agree(SCRIPT, "500", "TESSEL_CUTE_SEED", "CuTe C++");
 }

@@ -3,6 +3,8 @@
 //! `TESSEL_REQUIRE_PYCUTE` is set (CI sets it). The seed is fixed (21) so CI is repeatable;
 //! `TESSEL_PYCUTE_SEED=random` (or a number) draws others.
 
+mod common;
+
 use std::process::Command;
 
 #[test]
@@ -20,20 +22,10 @@ fn eval_agrees_with_pycute() {
         eprintln!("SKIPPED: python3 with pycute not found (pip install nvidia-cutlass)");
         return;
     }
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/pycute_agree.py");
-    let seed = std::env::var("TESSEL_PYCUTE_SEED").unwrap_or_else(|_| "21".into());
-    let mut args = vec![script, env!("CARGO_BIN_EXE_tessel"), "6000"];
-    if seed != "random" {
-        args.push(&seed);
-    }
-    let out = Command::new("python3")
-        .args(&args)
-        .output()
-        .expect("run pycute_agree.py");
-    let text = String::from_utf8_lossy(&out.stdout);
-    eprintln!("{text}{}", String::from_utf8_lossy(&out.stderr));
-    assert!(
-        out.status.success(),
-        "tessel eval disagrees with pycute:\n{text}"
+    common::agree(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/pycute_agree.py"),
+        "6000",
+        "TESSEL_PYCUTE_SEED",
+        "pycute",
     );
 }

@@ -1,4 +1,6 @@
 //! Helpers shared by the integration tests that run the `tessel` binary.
+// (each test binary compiles this module and uses some of it)
+#![allow(dead_code)]
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
@@ -31,4 +33,26 @@ pub fn lines(out: &Output) -> Vec<String> {
         .lines()
         .map(String::from)
         .collect()
+}
+
+/// `python3 SCRIPT TESSEL COUNT [SEED]`, an agreement test against a reference implementation:
+/// the seed is 21 (repeatable in CI) unless the variable `seed_var` gives a number or `random`
+/// (then the script draws one). Prints the script's report; fails with it when the script reports
+/// a disagreement.
+pub fn agree(script: &str, count: &str, seed_var: &str, reference: &str) {
+    let seed = std::env::var(seed_var).unwrap_or_else(|_| "21".into());
+    let mut args = vec![script, env!("CARGO_BIN_EXE_tessel"), count];
+    if seed != "random" {
+        args.push(&seed);
+    }
+    let out = Command::new("python3")
+        .args(&args)
+        .output()
+        .unwrap_or_else(|e| panic!("run {script}: {e}"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "tessel eval disagrees with {reference}:\n{text}"
+    );
 }
