@@ -20,6 +20,9 @@ fn t(s: &str) -> Tiler {
 }
 
 fn algebra(c: &mut Criterion) {
+    c.bench_function("make_layout 4:2 (the smallest result)", |x| {
+        x.iter(|| keep(Layout::int(black_box(4), black_box(2))))
+    });
     let (a, b) = (l("(6,2):(8,2)"), l("(4,3):(3,1)"));
     c.bench_function("composition (6,2):(8,2) o (4,3):(3,1)", |x| {
         x.iter(|| keep(composition(black_box(&a), black_box(&b))))

@@ -52,6 +52,9 @@ static double time_ns(F f) {
 static void report(char const* name, double ns) { std::printf("%s\t%.2f\n", name, ns); }
 
 int main() {
+  report("make_layout 4:2 (the smallest result)", time_ns([] {
+    keep(make_layout(rt(4), rt(2)));
+  }));
   report("composition (6,2):(8,2) o (4,3):(3,1)", time_ns([] {
     auto a = make_layout(make_shape(rt(6), rt(2)), make_stride(rt(8), rt(2)));
     auto b = make_layout(make_shape(rt(4), rt(3)), make_stride(rt(3), rt(1)));
