@@ -18,8 +18,13 @@
 //!   `core` is built once; this script reruns only when a source the PTX was built from changes
 //!   (`gpu/`'s, layout-core's: the nested build's dep-info lists them), their `Cargo.toml`,
 //!   `gpu/Cargo.lock`, or one of the variables here.
+//! - Without the `gpu` feature (`--no-default-features`: the calculator alone) it does nothing.
 //! - `TESSEL_NO_PTX=1` builds without PTX (the CPU parts work; GPU commands say what is missing).
 
+#[cfg(not(feature = "gpu"))]
+fn main() {}
+
+#[cfg(feature = "gpu")]
 fn main() {
     tessel_build::Builder::new("gpu")
         .name("tessel")

@@ -1,5 +1,6 @@
 //! `tessel`: the layout calculator, the GPU runtime and the kernels' PTX (built from `gpu/` by
-//! `build.rs` and embedded here).
+//! `build.rs` and embedded here; the feature `gpu`, on by default: without it, the calculator
+//! alone).
 //!
 //! For a program with kernels of its own (`docs/writing-kernels.md`): the kernel crate depends on
 //! `tessel-device`; the host crate builds it to PTX from its `build.rs` with `tessel-build`,
@@ -7,9 +8,13 @@
 //! with [`gpu::Gpu::load`] and launches with [`module::Module::launch`]; [`exec::run`] runs the
 //! same kernel on the CPU to check the GPU's result. [`prelude`] has all of it.
 
+#[cfg(feature = "gpu")]
 pub use host::{exec, gpu, module};
 pub use layout_core;
+/// The layout calculator (`tessel eval`, `show`, `svg`, `analyze`).
+pub use tessel_calc as calc;
 
+#[cfg(feature = "gpu")]
 /// What a host program with its own kernels uses: the device and its tensors, the loaded module,
 /// the host execution, and the element types.
 pub mod prelude {
@@ -28,6 +33,7 @@ pub mod prelude {
 /// The PTX table `tessel-build` wrote for kernel crate `name` (the build script's
 /// `Builder::new(..)`, named by the crate's library name unless `.name(..)` set another): a
 /// `&'static [(&'static str, &'static str)]` of (arch, PTX text), for [`gpu::Gpu::load`].
+#[cfg(feature = "gpu")]
 #[macro_export]
 macro_rules! include_ptx {
     ($name:literal) => {
@@ -35,6 +41,7 @@ macro_rules! include_ptx {
     };
 }
 
+#[cfg(feature = "gpu")]
 pub mod ptx {
     //! The embedded PTX.
 

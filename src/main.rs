@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
+#[cfg(feature = "gpu")]
 mod gpu_cli;
 
 /// The exit statuses, as every command's help ends.
@@ -39,11 +40,14 @@ enum Command {
         expr: Vec<String>,
     },
     /// Print the embedded PTX
+    #[cfg(feature = "gpu")]
     #[command(after_help = gpu_cli::PTX_HELP)]
     Ptx(gpu_cli::PtxArgs),
+    #[cfg(feature = "gpu")]
     /// Check kernels on the GPU against the host execution of the same partitioning code
     #[command(after_help = gpu_cli::RUN_HELP, allow_negative_numbers = true)]
     Run(gpu_cli::RunArgs),
+    #[cfg(feature = "gpu")]
     /// Time the kernels (CUDA events) beside cuMemcpyDtoD of the same bytes
     #[command(after_help = gpu_cli::BENCH_HELP)]
     Bench(gpu_cli::BenchArgs),
@@ -71,13 +75,13 @@ fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Eval { expr } if expr.is_empty() => eval_stdin(),
         Command::Eval { expr } => {
-            let answer = answer(&expr.join(" "), host::calc::eval_line);
+            let answer = answer(&expr.join(" "), tessel_calc::eval_line);
             println!("{answer}");
             exit_for(&answer)
         }
         Command::Show { expr } => {
             let drawn = answer(&expr.join(" "), |src| {
-                match host::calc::eval(src).and_then(|v| host::calc::show_value(&v)) {
+                match tessel_calc::eval(src).and_then(|v| tessel_calc::show_value(&v)) {
                     Ok(s) => s.strip_suffix('\n').unwrap_or(&s).to_string(),
                     Err(e) => format!("error: {e}"),
                 }
@@ -85,8 +89,11 @@ fn main() -> ExitCode {
             println!("{drawn}");
             exit_for(&drawn)
         }
+        #[cfg(feature = "gpu")]
         Command::Ptx(args) => gpu_cli::ptx(args),
+        #[cfg(feature = "gpu")]
         Command::Run(args) => gpu_cli::run(args),
+        #[cfg(feature = "gpu")]
         Command::Bench(args) => gpu_cli::bench(args),
     }
 }
@@ -147,7 +154,7 @@ fn eval_stdin() -> ExitCode {
             }
         }
         let line = raw.strip_suffix(b"\n").unwrap_or(&raw);
-        let answer = eval_stream_line(line, host::calc::eval_line);
+        let answer = eval_stream_line(line, tessel_calc::eval_line);
         // flushed line by line: an interactive or piped caller gets each answer as it is ready
         if writeln!(out, "{answer}")
             .and_then(|()| out.flush())

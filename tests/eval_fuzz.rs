@@ -6,9 +6,9 @@
 //! Seeded: `TESSEL_SEED=N cargo test --release --test eval_fuzz` replays a run; the seed is
 //! printed (and shown when a test fails).
 
-use host::calc::{eval_line, MAX_NESTING};
 use host::elem::Rng;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use tessel_calc::{eval_line, MAX_NESTING};
 
 mod common;
 

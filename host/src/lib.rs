@@ -1,11 +1,10 @@
-//! tessel's host side: the layout calculator, the CUDA runtime, and the host executions of the
+//! tessel's host side: the CUDA runtime, and the host executions of the
 //! kernels (the kernels' own partitioning code run on the CPU).
 #![warn(missing_docs)]
 
 /// GPU archs (`sm_90`, `sm_90a`): which the kernels support, and which PTX runs on a device.
 pub use tessel_build::arch;
 pub mod blas;
-pub mod calc;
 pub mod elem;
 pub mod exec;
 pub mod gemm;

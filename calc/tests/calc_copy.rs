@@ -1,7 +1,7 @@
 //! The calculator's copy atoms, tiled copies of a tiled MMA, retile and register fragments
-//! (`host::calc`, in process).
+//! (in process).
 
-use host::calc::eval_line;
+use tessel_calc::eval_line;
 
 const MMA: &str = "make_tiled_mma(SM80_16x8x16_F32BF16BF16F32_TN,(2,4))";
 
