@@ -39,6 +39,20 @@ enum Command {
         #[arg(value_name = "LAYOUT", required = true)]
         expr: Vec<String>,
     },
+    /// Draw a layout, a swizzled layout, a TV layout, a tiled copy or a tiled MMA as SVG (stdout)
+    #[command(after_help = SVG_HELP, allow_negative_numbers = true)]
+    Svg {
+        /// The expression, e.g. '(4,8):(8,1)', 'Sw<3,3,3> o (8,64):(64,1)',
+        /// 'make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN, (2,2))'
+        #[arg(value_name = "EXPR", required = true)]
+        expr: Vec<String>,
+        /// Draw EXPR, a TV layout (thread, value) -> index, over this tile shape, e.g. '(16,8)'
+        #[arg(long, value_name = "SHAPE")]
+        tile: Option<String>,
+        /// Bits per element, for the banks of a swizzled layout
+        #[arg(long, value_name = "BITS", default_value_t = 16)]
+        bits: i64,
+    },
     /// Print the embedded PTX
     #[cfg(feature = "gpu")]
     #[command(after_help = gpu_cli::PTX_HELP)]
@@ -66,6 +80,17 @@ panic's report on stderr, and evaluation goes on.
 
 Exit status: 0 evaluated, 2 EXPR does not evaluate (or stdin cannot be read).";
 
+const SVG_HELP: &str = "\
+Prints an SVG document: a layout as a grid of its indices (rows mode 0, columns mode 1; rank 3 or
+more as slices), colored by index; a swizzled layout colored by shared-memory bank; with --tile, a
+TV layout as the tile's cells labeled T# / V#, colored by thread; a tiled copy's source and
+destination side by side; an MMA atom or tiled MMA as A, B and C arranged as CuTe does. Or
+`error: <reason>` on stderr (exit status 2).
+
+Example: tessel svg 'make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN, (2,2))' > mma.svg
+
+Exit status: 0 drawn, 2 bad arguments or a value that does not evaluate or cannot be drawn.";
+
 const SHOW_HELP: &str = "\
 Prints the layout and its table, or `error: <reason>` (exit status 2).
 
@@ -89,12 +114,38 @@ fn main() -> ExitCode {
             println!("{drawn}");
             exit_for(&drawn)
         }
+        Command::Svg { expr, tile, bits } => svg(&expr.join(" "), tile.as_deref(), bits),
         #[cfg(feature = "gpu")]
         Command::Ptx(args) => gpu_cli::ptx(args),
         #[cfg(feature = "gpu")]
         Command::Run(args) => gpu_cli::run(args),
         #[cfg(feature = "gpu")]
         Command::Bench(args) => gpu_cli::bench(args),
+    }
+}
+
+/// `tessel svg`: the picture on stdout, or the reason on stderr (exit status 2).
+fn svg(expr: &str, tile: Option<&str>, bits: i64) -> ExitCode {
+    let drawn = std::panic::catch_unwind(|| -> Result<String, String> {
+        let tile = match tile {
+            Some(t) => {
+                Some(layout_core::IntTuple::parse(t).map_err(|e| format!("--tile {t}: {e}"))?)
+            }
+            None => None,
+        };
+        let v = tessel_calc::eval(expr)?;
+        tessel_calc::svg::svg_value(&v, &tessel_calc::svg::Options { bits, tile })
+    })
+    .unwrap_or_else(|_| Err("internal error (a bug in tessel, please report)".into()));
+    match drawn {
+        Ok(s) => {
+            print!("{s}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
     }
 }
 
@@ -166,6 +217,7 @@ fn eval_stdin() -> ExitCode {
 }
 
 /// A usage error of subcommand `sub` (exit status 2), formatted as clap's own.
+#[cfg_attr(not(feature = "gpu"), allow(dead_code))]
 fn usage_error(sub: &str, kind: clap::error::ErrorKind, msg: impl std::fmt::Display) -> ExitCode {
     let mut cmd = Cli::command();
     cmd.build();

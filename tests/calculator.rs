@@ -252,3 +252,46 @@ partition_C(make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN,(2,2)),0,(48,16))
     }
     assert_eq!(got.len(), 16);
 }
+
+/// `tessel svg` as a user runs it: the document on stdout, or one error line on stderr and exit
+/// status 2 with nothing on stdout.
+#[test]
+fn svg_on_stdout_errors_on_stderr() {
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_tessel"))
+            .arg("svg")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["(2,2):(1,2)"]);
+    assert!(out.status.success());
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert!(s.starts_with("<svg ") && s.ends_with("</svg>\n"), "{s}");
+    let out = run(&[
+        "--tile",
+        "(8,8)",
+        "layout_c_tv(SM80_16x8x16_F32F16F16F32_TN)",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    for (args, want) in [
+        (&["composition("][..], "error: "),
+        (
+            &["--tile", "(2,2)", "(4,2):(1,4)"][..],
+            "outside the 2x2 tile",
+        ),
+        (&["--tile", "(2,x)", "(4,2):(1,4)"][..], "--tile (2,x): "),
+        (
+            &["--bits", "0", "Sw<3,3,3> o (8,64):(64,1)"][..],
+            "element bits",
+        ),
+    ] {
+        let out = run(args);
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            out.stdout.is_empty() && err.contains(want),
+            "{args:?}: {err}"
+        );
+    }
+}

@@ -36,9 +36,11 @@
 mod ops;
 mod parse;
 mod show;
+pub mod svg;
 mod value;
 
 pub use ops::{apply, op, Call, Op, OPS};
 pub use parse::{eval, eval_line};
 pub use show::{show, show_value};
+pub use svg::svg;
 pub use value::{to_layout, Value, MAX_NESTING, R};
