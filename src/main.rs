@@ -29,10 +29,13 @@ enum Command {
     Eval {
         /// The expression (several words are joined with spaces), e.g.
         /// 'composition((6,2):(8,2),(4,3):(3,1))'; none: read stdin
-        #[arg(value_name = "EXPR")]
+        #[arg(value_name = "EXPR", conflicts_with = "list")]
         expr: Vec<String>,
+        /// Print every operation with the numbers of arguments it takes, and exit
+        #[arg(long)]
+        list: bool,
     },
-    /// Draw a rank-1 or rank-2 layout as a table of its indices
+    /// Draw a layout as a table of its indices (rank 3 or more: one table per slice)
     #[command(after_help = SHOW_HELP, allow_negative_numbers = true)]
     Show {
         /// The layout (or an expression giving one), e.g. '(2,3):(3,1)'
@@ -98,8 +101,23 @@ Exit status: 0 drawn, 2 bad arguments or a layout that does not evaluate or cann
 
 fn main() -> ExitCode {
     match Cli::parse().command {
-        Command::Eval { expr } if expr.is_empty() => eval_stdin(),
-        Command::Eval { expr } => {
+        Command::Eval { list: true, .. } => {
+            let mut out = std::io::stdout().lock();
+            for op in tessel_calc::OPS {
+                let args = match op.args {
+                    (lo, hi) if lo == hi => format!("{lo}"),
+                    (lo, usize::MAX) => format!("{lo} or more"),
+                    (lo, hi) => format!("{lo} to {hi}"),
+                };
+                // a closed stdout (`| head`) ends the list
+                if writeln!(out, "{:<22} {args}", op.name).is_err() {
+                    break;
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        Command::Eval { expr, .. } if expr.is_empty() => eval_stdin(),
+        Command::Eval { expr, .. } => {
             let answer = answer(&expr.join(" "), tessel_calc::eval_line);
             println!("{answer}");
             exit_for(&answer)
@@ -139,7 +157,8 @@ fn svg(expr: &str, tile: Option<&str>, bits: i64) -> ExitCode {
     .unwrap_or_else(|_| Err("internal error (a bug in tessel, please report)".into()));
     match drawn {
         Ok(s) => {
-            print!("{s}");
+            // a closed stdout (`| head`) is not an error of the picture
+            let _ = std::io::stdout().lock().write_all(s.as_bytes());
             ExitCode::SUCCESS
         }
         Err(e) => {
