@@ -40,6 +40,10 @@ impl Default for Options {
 /// The most cells one document draws.
 pub const MAX_CELLS: i64 = 1 << 17;
 
+/// The most `(thread, value)` pairs a TV layout drawn over a tile may have (an element may be
+/// held by several threads: an MMA's A and B are).
+pub const MAX_TV: i64 = 1 << 20;
+
 /// Evaluates `src` and draws it with the default options.
 pub fn svg(src: &str) -> R<String> {
     svg_value(&crate::eval(src)?, &Options::default())
@@ -199,6 +203,12 @@ fn tv_panel(title: &str, tv: &Layout, m: i64, n: i64, transposed: bool) -> R<Pan
         ));
     }
     check_cells(m.checked_mul(n).unwrap_or(i64::MAX))?;
+    if tv.size() > MAX_TV {
+        return Err(format!(
+            "the TV layout {tv} has {} (thread, value) pairs, more than {MAX_TV} to draw",
+            tv.size()
+        ));
+    }
     let threads = tv.get(0).map_err(err)?.size();
     let values = tv.get(1).map_err(err)?.size();
     let mut owner: Vec<Option<(i64, i64)>> = vec![None; (m * n) as usize];
@@ -238,7 +248,7 @@ fn tv_panel(title: &str, tv: &Layout, m: i64, n: i64, transposed: bool) -> R<Pan
 /// A, B and C of an MMA arranged as CuTe does: B (`K x N`) above C, A (`M x K`) left of C.
 fn mma_panels(mnk: [i64; 3], a: &Layout, b: &Layout, c: &Layout) -> R<Vec<Panel>> {
     let [m, n, k] = mnk;
-    check_cells(m * n + m * k + n * k)?;
+    check_cells(m.saturating_mul(n + k).saturating_add(n.saturating_mul(k)))?;
     let pa = tv_panel(&format!("A ({m}x{k})"), a, m, k, false)?;
     let pb = tv_panel(&format!("B ({k}x{n})"), b, n, k, true)?;
     let pc = tv_panel(&format!("C ({m}x{n})"), c, m, n, false)?;
