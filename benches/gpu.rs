@@ -1,6 +1,7 @@
 //! The kernels' GPU time under criterion: each iteration is one launch timed with CUDA events
 //! (`iter_custom`), beside `cuMemcpyDtoD` of the same bytes. Criterion reports throughput as
-//! bytes read + written; the GEMM's group (`gemm_4096_bf16`) as elements, i.e. multiply-adds
+//! bytes read + written (RMSNorm's groups: x read and y written, at N = 4096, 12288 and
+//! 32768); the GEMM's group (`gemm_4096_bf16`) as elements, i.e. multiply-adds
 //! (criterion's "Gelem/s" is then half the TFLOP/s), beside cuBLAS on the same inputs. Without a
 //! GPU this bench says so and measures nothing.
 
@@ -69,6 +70,30 @@ fn gpu(c: &mut Criterion) {
         b.iter_custom(|iters| events(&g, iters, || g.axpby(&tsrc, &mut ty, 1.0001, -0.5)))
     });
     group.finish();
+
+    // RMSNorm bf16 over rows of N: x read, y written (the weight, N elements, is not counted),
+    // beside the memcpy of those bytes; 2^26 elements at each N
+    for cols in [4096usize, 12288, 32768] {
+        let rows = (1usize << 26) / cols;
+        let lx = l(format!("({rows},{cols}):({cols},1)"));
+        let x = g.upload(&rng.fill::<half::bf16>(rows * cols), lx).unwrap();
+        let w = g
+            .upload(&rng.fill::<half::bf16>(cols), l(format!("{cols}:1")))
+            .unwrap();
+        let mut y = g.filled(lx, half::bf16::poison()).unwrap();
+        let mut group = c.benchmark_group(format!("rmsnorm_bf16_{rows}x{cols}"));
+        group
+            .sample_size(30)
+            .measurement_time(Duration::from_secs(2));
+        group.throughput(Throughput::Bytes(2 * 2 * (rows * cols) as u64));
+        group.bench_function("memcpy_dtod", |b| {
+            b.iter_custom(|iters| events(&g, iters, || g.memcpy(&x, &mut y)))
+        });
+        group.bench_function("rmsnorm", |b| {
+            b.iter_custom(|iters| events(&g, iters, || g.rmsnorm(&x, &w, &mut y, 1e-6)))
+        });
+        group.finish();
+    }
 
     // C = A B^T at 4096^3, bf16 in and out: 2 M N K flops, counted as M N K "elements"
     let side = 4096usize;
