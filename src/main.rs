@@ -56,6 +56,26 @@ enum Command {
         #[arg(long, value_name = "BITS", default_value_t = 16)]
         bits: i64,
     },
+    /// Bank conflicts (smem) or sectors per request (gmem) of a block's accesses through a TV layout
+    #[command(after_help = ANALYZE_HELP, allow_negative_numbers = true)]
+    Analyze {
+        /// smem: shared memory, bank conflicts per phase; gmem: global memory, sectors per request
+        #[arg(value_enum)]
+        space: Space,
+        /// The memory layout, tile index -> element (a layout or a swizzled layout), e.g.
+        /// '(64,64):(1,65)' or 'Sw<5,0,6> o (64,64):(1,64)'
+        #[arg(value_name = "LAYOUT", required = true)]
+        layout: Vec<String>,
+        /// The TV layout, (thread, value) -> tile index, e.g. '((32,8),(2,8)):((64,1),(2048,8))'
+        #[arg(long, value_name = "TV")]
+        tv: String,
+        /// Bits per element
+        #[arg(long, value_name = "BITS", default_value_t = 32)]
+        bits: i64,
+        /// Bits per access (default: the widest the layouts allow, at most 128)
+        #[arg(long, value_name = "BITS")]
+        width: Option<i64>,
+    },
     /// Print the embedded PTX
     #[cfg(feature = "gpu")]
     #[command(after_help = gpu_cli::PTX_HELP)]
@@ -82,6 +102,21 @@ input (2 if stdin cannot be read). A panic in the calculator (a bug in tessel) p
 panic's report on stderr, and evaluation goes on.
 
 Exit status: 0 evaluated, 2 EXPR does not evaluate (or stdin cannot be read).";
+
+const ANALYZE_HELP: &str = "\
+Thread t's value v is tile index TV(t, v), stored at element LAYOUT(TV(t, v)); a thread moves its
+values --width bits at a time (consecutive values, consecutive and aligned in memory), and access
+k of a warp's 32 threads is one request. smem: 32 banks of 4 bytes; a request of 128-bit accesses
+is served 8 threads at a time, 64-bit 16 at a time, narrower 32 at a time; threads on one word
+share it; n distinct words in one bank is an n-way conflict. gmem: the 32-byte sectors and
+128-byte lines a request touches (the tile's first element 256-byte aligned).
+
+Prints one verdict line, then one row per phase (smem) or request (gmem), identical rows folded.
+
+Example (the transpose kernel's padded tile, read down its columns):
+  tessel analyze smem '(64,64):(1,65)' --tv '((32,8),(2,8)):((64,1),(2048,8))'
+
+Exit status: 0 analyzed, 2 bad arguments or layouts that do not evaluate or do not fit.";
 
 const SVG_HELP: &str = "\
 Prints an SVG document: a layout as a grid of its indices (rows mode 0, columns mode 1; rank 3 or
@@ -132,6 +167,13 @@ fn main() -> ExitCode {
             println!("{drawn}");
             exit_for(&drawn)
         }
+        Command::Analyze {
+            space,
+            layout,
+            tv,
+            bits,
+            width,
+        } => analyze(space, &layout.join(" "), &tv, bits, width),
         Command::Svg { expr, tile, bits } => svg(&expr.join(" "), tile.as_deref(), bits),
         #[cfg(feature = "gpu")]
         Command::Ptx(args) => gpu_cli::ptx(args),
@@ -139,6 +181,46 @@ fn main() -> ExitCode {
         Command::Run(args) => gpu_cli::run(args),
         #[cfg(feature = "gpu")]
         Command::Bench(args) => gpu_cli::bench(args),
+    }
+}
+
+/// The memory `tessel analyze` looks at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Space {
+    /// Shared memory: bank conflicts.
+    Smem,
+    /// Global memory: sectors and lines per request.
+    Gmem,
+}
+
+/// `tessel analyze`: the verdict and the table on stdout, or the reason on stderr (exit status 2).
+fn analyze(space: Space, layout: &str, tv: &str, bits: i64, width: Option<i64>) -> ExitCode {
+    use tessel_calc::analyze::{analyze, Accesses, Memory, Space as S};
+    let report = std::panic::catch_unwind(|| -> Result<String, String> {
+        let memory = Memory::of(&tessel_calc::eval(layout)?)?;
+        let tv = tessel_calc::to_layout(&tessel_calc::eval(tv).map_err(|e| format!("--tv: {e}"))?)?;
+        let a = Accesses {
+            memory,
+            tv,
+            bits,
+            width,
+        };
+        let s = match space {
+            Space::Smem => S::Shared,
+            Space::Gmem => S::Global,
+        };
+        Ok(analyze(&a, s)?.render())
+    })
+    .unwrap_or_else(|_| Err("internal error (a bug in tessel, please report)".into()));
+    match report {
+        Ok(s) => {
+            let _ = std::io::stdout().lock().write_all(s.as_bytes());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
     }
 }
 
