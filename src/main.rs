@@ -196,12 +196,12 @@ enum Space {
 /// `tessel analyze`: the verdict and the table on stdout, or the reason on stderr (exit status 2).
 fn analyze(space: Space, layout: &str, tv: &str, bits: i64, width: Option<i64>) -> ExitCode {
     use tessel_calc::analyze::{analyze, Accesses, Memory, Space as S};
-    let report = std::panic::catch_unwind(|| -> Result<String, String> {
+    document(|| {
         let memory = Memory::of(&tessel_calc::eval(layout)?)?;
-        let tv = tessel_calc::to_layout(&tessel_calc::eval(tv).map_err(|e| format!("--tv: {e}"))?)?;
+        let tv = tessel_calc::eval(tv).map_err(|e| format!("--tv: {e}"))?;
         let a = Accesses {
             memory,
-            tv,
+            tv: tessel_calc::to_layout(&tv)?,
             bits,
             width,
         };
@@ -211,22 +211,11 @@ fn analyze(space: Space, layout: &str, tv: &str, bits: i64, width: Option<i64>) 
         };
         Ok(analyze(&a, s)?.render())
     })
-    .unwrap_or_else(|_| Err("internal error (a bug in tessel, please report)".into()));
-    match report {
-        Ok(s) => {
-            let _ = std::io::stdout().lock().write_all(s.as_bytes());
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(2)
-        }
-    }
 }
 
 /// `tessel svg`: the picture on stdout, or the reason on stderr (exit status 2).
 fn svg(expr: &str, tile: Option<&str>, bits: i64) -> ExitCode {
-    let drawn = std::panic::catch_unwind(|| -> Result<String, String> {
+    document(|| {
         let tile = match tile {
             Some(t) => {
                 Some(layout_core::IntTuple::parse(t).map_err(|e| format!("--tile {t}: {e}"))?)
@@ -236,10 +225,16 @@ fn svg(expr: &str, tile: Option<&str>, bits: i64) -> ExitCode {
         let v = tessel_calc::eval(expr)?;
         tessel_calc::svg::svg_value(&v, &tessel_calc::svg::Options { bits, tile })
     })
-    .unwrap_or_else(|_| Err("internal error (a bug in tessel, please report)".into()));
-    match drawn {
+}
+
+/// What `make` writes on stdout (exit status 0), or `error: <reason>` on stderr (exit status 2);
+/// a panic in it (a bug in tessel) is such an error too.
+fn document(make: impl FnOnce() -> Result<String, String> + std::panic::UnwindSafe) -> ExitCode {
+    let made = std::panic::catch_unwind(make)
+        .unwrap_or_else(|_| Err("internal error (a bug in tessel, please report)".into()));
+    match made {
         Ok(s) => {
-            // a closed stdout (`| head`) is not an error of the picture
+            // a closed stdout (`| head`) is not an error of the document
             let _ = std::io::stdout().lock().write_all(s.as_bytes());
             ExitCode::SUCCESS
         }
