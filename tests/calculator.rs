@@ -295,3 +295,56 @@ fn svg_on_stdout_errors_on_stderr() {
         );
     }
 }
+
+/// `tessel analyze` as a user runs it: the verdict first, then the table; bad input is one
+/// error line on stderr and exit status 2.
+#[test]
+fn analyze_verdict_table_and_errors() {
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_tessel"))
+            .arg("analyze")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let tv = "((32,8),(2,8)):((64,1),(2048,8))";
+    let out = run(&["smem", "(64,64):(1,64)", "--tv", tv]);
+    assert!(out.status.success());
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        s.starts_with("32-way bank conflicts: 128 of 128 phases"),
+        "{s}"
+    );
+    assert!(s.contains("bank 0: threads 0-31"), "{s}");
+    let out = run(&["gmem", "(64,64):(8192,1)", "--tv", tv]);
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert!(s.starts_with("coalesced: 100.0%"), "{s}");
+    for (args, want) in [
+        (
+            &["smem", "16:1", "--tv", tv][..],
+            "outside the memory layout's domain",
+        ),
+        (
+            &["smem", "(64,64):(1,64)", "--tv", "composition("][..],
+            "--tv: ",
+        ),
+        (
+            &["smem", "(64,64):(1,64)", "--tv", tv, "--width", "64"][..],
+            "thread 0, value 1",
+        ),
+        (
+            &["gmem", "(64,64):(1,64)", "--tv", tv, "--bits", "24"][..],
+            "power of two",
+        ),
+    ] {
+        let out = run(args);
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            out.stdout.is_empty() && err.contains(want),
+            "{args:?}: {err}"
+        );
+    }
+    let out = run(&["lmem", "16:1", "--tv", tv]);
+    assert_eq!(out.status.code(), Some(2));
+}
