@@ -7,7 +7,7 @@ use clap::error::ErrorKind;
 use clap::{Args, ValueEnum};
 use half::{bf16, f16};
 use host::arch::Arch;
-use host::elem::{Elem, Rng};
+use host::elem::{Elem, Paired, Rng};
 use host::gemm;
 use host::gpu::{Gpu, GpuError};
 use host::jobs::{self, Timing, Verdict};
@@ -27,7 +27,7 @@ pub const RUN_HELP: &str = "\
 KERNEL and its SIZES (positive integers, `_` separators allowed, at most 2^32 elements):
   copy [N]               default 1000003; --dtype f32|f16|bf16|all
   transpose [ROWS COLS]  default 1031 2053; ROWS at most 4194240 (65535 blocks of 64 rows);
-                         --dtype f32|f16|bf16|all, --smem pad|swizzle|all
+                         --dtype f32|f16|bf16|all, --smem pad|swizzle|pairs|all
   rmsnorm [M N]          default 14 4096; N a multiple of 8; --dtype f32|bf16|all (f32 and bf16)
   axpby [M N]            default 1000 1000; y = 1.5 x - 0.75 y over five layouts (row-major,
                          padded, padded with unaligned rows, column-major, a block of a larger
@@ -51,7 +51,8 @@ pub const BENCH_HELP: &str = "\
 Median time of --reps runs (CUDA events) after 5 warm-ups, beside cuMemcpyDtoD of the same bytes in
 the same run: rmsnorm 16384x4096 (bf16, f32) and 16384x12288 (bf16); axpby 8192x8192 (bf16, f32;
 3 bytes moved per element byte); copy 2^26 f32, 2^27 bf16,
-2^26+5 f32; transpose 8192x8192 (pad and swizzle, each dtype) and 8191x8193 f32; gemm bf16
+2^26+5 f32; transpose 8192x8192 (pad, swizzle and pairs, each dtype) and 8191x8193 f32 (swizzle,
+pairs); gemm bf16
 4096^3 and 8192^3 (or the SIZES given, triples M N K) in TFLOP/s beside cuBLAS on the same inputs
 and the mma.sync ceiling (a register-only microbenchmark, 8 and 1 blocks of 8 warps per SM).
 
@@ -106,7 +107,10 @@ pub enum SmemArg {
     Pad,
     /// `Sw<5,0,6> o (64,64):(64,1)` (16-bit: `Sw<5,1,5>`)
     Swizzle,
-    /// both
+    /// pairs of adjacent elements per access, through `(2,32,32):(64,130,2)` (pairs `(r % 2, r / 2,
+    /// c)`), each thread transposing 2x2 blocks in registers
+    Pairs,
+    /// all three
     All,
 }
 
@@ -237,6 +241,7 @@ impl Job {
             Job::Transpose(d, m, ..) => {
                 let tile = match m {
                     Some(SmemArg::Pad) => "pad",
+                    Some(SmemArg::Pairs) => "pairs",
                     Some(_) => "swizzle",
                     None => <jobs::DefaultSmem<f32> as SmemTile<f32>>::NAME,
                 };
@@ -260,6 +265,7 @@ impl Job {
             Job::Transpose(d, m, r, c) => {
                 let tile = match m {
                     Some(SmemArg::Pad) => "pad",
+                    Some(SmemArg::Pairs) => "pairs",
                     Some(_) => "swizzle",
                     None => <jobs::DefaultSmem<f32> as SmemTile<f32>>::NAME,
                 };
@@ -354,7 +360,11 @@ fn plan(a: &RunArgs) -> Result<Vec<Job>, Usage> {
             }
             let tiles = match a.smem {
                 None => vec![None],
-                Some(SmemArg::All) => vec![Some(SmemArg::Pad), Some(SmemArg::Swizzle)],
+                Some(SmemArg::All) => vec![
+                    Some(SmemArg::Pad),
+                    Some(SmemArg::Swizzle),
+                    Some(SmemArg::Pairs),
+                ],
                 Some(m) => vec![Some(m)],
             };
             let mut jobs = vec![];
@@ -448,7 +458,7 @@ fn everything() -> Vec<Job> {
         for n in [1, 7, 4096, 1_000_003, (1 << 26) + 5] {
             plan.push(Job::Copy(d, n));
         }
-        for m in [SmemArg::Pad, SmemArg::Swizzle] {
+        for m in [SmemArg::Pad, SmemArg::Swizzle, SmemArg::Pairs] {
             for (r, c) in [(1, 1), (63, 65), (1031, 2053), (4096, 4100)] {
                 plan.push(Job::Transpose(d, Some(m), r, c));
             }
@@ -502,6 +512,9 @@ fn check(gpu: Option<&Gpu>, job: &Job, rng: &mut Rng) -> Result<Verdict, GpuErro
             }
             Job::Transpose(_, Some(SmemArg::Swizzle), r, c) => {
                 jobs::run_transpose::<T, Swizzled<T>>(gpu, r, c, rng)
+            }
+            Job::Transpose(_, Some(SmemArg::Pairs), r, c) => {
+                jobs::run_transpose::<T, Paired<T>>(gpu, r, c, rng)
             }
             Job::Transpose(_, _, r, c) => {
                 jobs::run_transpose::<T, jobs::DefaultSmem<T>>(gpu, r, c, rng)
@@ -739,11 +752,15 @@ pub fn bench(a: BenchArgs) -> ExitCode {
             go(jobs::bench_transpose::<T, Swizzled<T>>(
                 g, 8192, 8192, r, rng,
             ));
+            go(jobs::bench_transpose::<T, Paired<T>>(g, 8192, 8192, r, rng));
         }
         both::<f32>(&g, r, &mut rng, &mut go);
         both::<f16>(&g, r, &mut rng, &mut go);
         both::<bf16>(&g, r, &mut rng, &mut go);
         go(jobs::bench_transpose::<f32, jobs::DefaultSmem<f32>>(
+            &g, 8191, 8193, r, &mut rng,
+        ));
+        go(jobs::bench_transpose::<f32, Paired<f32>>(
             &g, 8191, 8193, r, &mut rng,
         ));
     }
@@ -784,7 +801,8 @@ mod tests {
             plan_of(&["transpose", "3", "5", "--dtype", "f16", "--smem", "all"]),
             Ok(vec![
                 Job::Transpose(F16, Some(SmemArg::Pad), 3, 5),
-                Job::Transpose(F16, Some(SmemArg::Swizzle), 3, 5)
+                Job::Transpose(F16, Some(SmemArg::Swizzle), 3, 5),
+                Job::Transpose(F16, Some(SmemArg::Pairs), 3, 5)
             ])
         );
         assert_eq!(
@@ -802,7 +820,7 @@ mod tests {
             plan_of(&["rmsnorm", "--dtype", "bf16"]),
             Ok(vec![Job::Rmsnorm(RmsDtype::Bf16, 14, 4096)])
         );
-        assert_eq!(plan_of(&["all", "--seed", "3"]).map(|p| p.len()), Ok(75));
+        assert_eq!(plan_of(&["all", "--seed", "3"]).map(|p| p.len()), Ok(87));
         assert_eq!(
             plan_of(&["gemm", "4095", "4097", "1023", "--dtype", "f16"]),
             Ok(vec![

@@ -60,3 +60,28 @@ fn the_transpose_tiles() {
     // global: a warp on 32 consecutive elements of a row, whole sectors
     assert_eq!(worst(Memory::Plain(plain), 32, Space::Global), 100);
 }
+
+/// The pair transpose's shared tile (`PAIR_SMEM`, pairs `(r % 2, r / 2, c)`), in units of pairs:
+/// its step-0 row writes and its step-1 reads (lane `q` on rows `2q`, `2q + 1` of one pair column)
+/// are conflict-free for 16-bit pairs (32-bit accesses) and 32-bit pairs (64-bit accesses).
+#[test]
+fn the_pair_transpose_tile() {
+    use tessel_gpu::transpose::{PAIR_SMEM, PAIR_TV_IN};
+    let [h, r2, c] = PAIR_SMEM.stride();
+    // element strides halved: offsets in pairs; the pair tile's index is r + 64 c, r = (2, 32)
+    let memory = Layout::parse(&format!("((2,32),32):(({},{}),{})", h / 2, r2 / 2, c / 2)).unwrap();
+    // step 1: thread (tx, ty), value (h, k) reads pair (2 tx + h, ty + 8 k)
+    let reads = Layout::parse("((32,8),(2,4)):((2,64),(1,512))").unwrap();
+    for bits in [32, 64] {
+        for (what, tv) in [("step 0 writes", PAIR_TV_IN), ("step 1 reads", reads)] {
+            let a = Accesses {
+                memory: Memory::Plain(memory),
+                tv,
+                bits,
+                width: Some(bits),
+            };
+            let r = analyze(&a, Space::Shared).unwrap();
+            assert_eq!(r.worst(), 1, "{what}, {bits}-bit pairs: {}", r.verdict());
+        }
+    }
+}

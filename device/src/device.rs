@@ -76,7 +76,7 @@ pub fn dynamic_smem<T>() -> *mut T {
 
 pub use crate::mem::V4;
 
-/// `ld.global` of one element, `T` of 2 or 4 bytes (other sizes: a generic load). The pointers of
+/// `ld.global` of one element, `T` of 2, 4 or 8 bytes (other sizes: a generic load). The pointers of
 /// a kernel's by-value parameter struct reach the code as integers, so the compiler's
 /// address-space inference cannot tell they are global: without this their accesses are generic.
 ///
@@ -85,6 +85,12 @@ pub use crate::mem::V4;
 #[inline(always)]
 pub unsafe fn load_global<T: Copy>(p: *const T) -> T {
     match core::mem::size_of::<T>() {
+        8 => {
+            let v: u64;
+            asm!("ld.global.b64 {v}, [{p}];", p = in(reg64) p, v = out(reg64) v,
+                 options(readonly, nostack, preserves_flags));
+            core::mem::transmute_copy(&v)
+        }
         4 => {
             let v: u32;
             asm!("ld.global.b32 {v}, [{p}];", p = in(reg64) p, v = out(reg32) v,
@@ -101,13 +107,18 @@ pub unsafe fn load_global<T: Copy>(p: *const T) -> T {
     }
 }
 
-/// `st.global` of one element, `T` of 2 or 4 bytes (other sizes: a generic store).
+/// `st.global` of one element, `T` of 2, 4 or 8 bytes (other sizes: a generic store).
 ///
 /// # Safety
 /// `p` must point into global memory, aligned, and be valid for writes.
 #[inline(always)]
 pub unsafe fn store_global<T: Copy>(p: *mut T, v: T) {
     match core::mem::size_of::<T>() {
+        8 => {
+            let v: u64 = core::mem::transmute_copy(&v);
+            asm!("st.global.b64 [{p}], {v};", p = in(reg64) p, v = in(reg64) v,
+                 options(nostack, preserves_flags));
+        }
         4 => {
             let v: u32 = core::mem::transmute_copy(&v);
             asm!("st.global.b32 [{p}], {v};", p = in(reg64) p, v = in(reg32) v,

@@ -3,7 +3,8 @@
 //! host execution (`host::exec`) with host buffers that check every access and count writes.
 //!
 //! An engine is a position in memory ([`layout_core::Engine`]: tiling and partitioning move it);
-//! [`Mem`] reads and writes the element there, or the 128-bit vector that starts there.
+//! [`Mem`] reads and writes the element there, the pair of elements that starts there (one access
+//! of twice the width), or the 128-bit vector that starts there.
 //! [`SwizzleEngine`] wraps an engine in a swizzle (a swizzled shared-memory tile).
 
 use layout_core::{Engine, Swizzle};
@@ -37,6 +38,20 @@ pub trait Mem<T: Copy>: Engine {
     unsafe fn write_v4(&self, v: V4);
     /// Is this position 16-byte aligned (may a 128-bit access start here)?
     fn aligned16(&self) -> bool;
+    /// The element here and the next, in one access of twice the element's width (32 bits for
+    /// 16-bit elements, 64 for 32-bit ones).
+    ///
+    /// # Safety
+    /// Both elements must be inside the tensor's memory, and this position aligned to twice the
+    /// element's size ([`Mem::aligned_pair`]).
+    unsafe fn read_pair(&self) -> [T; 2];
+    /// Writes the element here and the next in one access.
+    ///
+    /// # Safety
+    /// As [`Mem::read_pair`].
+    unsafe fn write_pair(&self, v: [T; 2]);
+    /// Is this position aligned to twice the element's size (may a pair access start here)?
+    fn aligned_pair(&self) -> bool;
 }
 
 /// Asynchronous 16-byte copies into this memory (shared memory) from an engine `G` (global
@@ -154,6 +169,26 @@ impl<T: Copy, E: Mem<T>> Mem<T> for SwizzleEngine<E> {
     fn aligned16(&self) -> bool {
         self.target().aligned16()
     }
+    /// The pair from `Sw(pos)`: the swizzle must keep it together (`M >= 1`).
+    #[inline(always)]
+    unsafe fn read_pair(&self) -> [T; 2] {
+        self.target().read_pair()
+    }
+    /// As [`SwizzleEngine::read_pair`].
+    #[inline(always)]
+    unsafe fn write_pair(&self, v: [T; 2]) {
+        self.target().write_pair(v)
+    }
+    #[inline(always)]
+    fn aligned_pair(&self) -> bool {
+        self.target().aligned_pair()
+    }
+}
+
+/// Is `p` aligned to twice the size of `T` (a pair access)?
+#[inline(always)]
+pub fn pair_aligned<T>(p: *const T) -> bool {
+    (p as usize).is_multiple_of(2 * core::mem::size_of::<T>())
 }
 
 #[cfg(target_arch = "nvptx64")]
@@ -162,6 +197,7 @@ mod device {
     use crate::device::{
         cp_async_16, cp_async_wait_all, load_global, load_v4, store_global, store_v4,
     };
+    use core::mem::{size_of, transmute_copy};
 
     impl<T: Copy> Mem<T> for Gmem<T> {
         #[inline(always)]
@@ -183,6 +219,31 @@ mod device {
         #[inline(always)]
         fn aligned16(&self) -> bool {
             (self.0 as usize) % 16 == 0
+        }
+        /// `ld.global.b32` (16-bit elements) or `.b64` (32-bit ones).
+        #[inline(always)]
+        unsafe fn read_pair(&self) -> [T; 2] {
+            match size_of::<T>() {
+                2 => transmute_copy(&load_global(self.0 as *const u32)),
+                4 => transmute_copy(&load_global(self.0 as *const u64)),
+                _ => [load_global(self.0), load_global(self.0.add(1))],
+            }
+        }
+        /// `st.global.b32` or `.b64`.
+        #[inline(always)]
+        unsafe fn write_pair(&self, v: [T; 2]) {
+            match size_of::<T>() {
+                2 => store_global(self.0 as *mut u32, transmute_copy::<_, u32>(&v)),
+                4 => store_global(self.0 as *mut u64, transmute_copy::<_, u64>(&v)),
+                _ => {
+                    store_global(self.0, v[0]);
+                    store_global(self.0.add(1), v[1])
+                }
+            }
+        }
+        #[inline(always)]
+        fn aligned_pair(&self) -> bool {
+            pair_aligned(self.0)
         }
     }
 
@@ -206,6 +267,32 @@ mod device {
         #[inline(always)]
         fn aligned16(&self) -> bool {
             (self.0 as usize) % 16 == 0
+        }
+        /// `ld.shared.b32` (16-bit elements) or `.b64` (32-bit ones).
+        #[inline(always)]
+        unsafe fn read_pair(&self) -> [T; 2] {
+            // one load of the wide integer (a load of `[T; 2]` may be split into two)
+            match size_of::<T>() {
+                2 => transmute_copy(&(self.0 as *const u32).read()),
+                4 => transmute_copy(&(self.0 as *const u64).read()),
+                _ => [*self.0, *self.0.add(1)],
+            }
+        }
+        /// `st.shared.b32` or `.b64`.
+        #[inline(always)]
+        unsafe fn write_pair(&self, v: [T; 2]) {
+            match size_of::<T>() {
+                2 => *(self.0 as *mut u32) = transmute_copy(&v),
+                4 => *(self.0 as *mut u64) = transmute_copy(&v),
+                _ => {
+                    *self.0 = v[0];
+                    *self.0.add(1) = v[1]
+                }
+            }
+        }
+        #[inline(always)]
+        fn aligned_pair(&self) -> bool {
+            pair_aligned(self.0)
         }
     }
 

@@ -62,6 +62,23 @@ pub struct TransposeParams<E> {
     pub dst: FlatTensor<E, 2>,
 }
 
+/// Both transposes' condition: `dst`'s shape is `src`'s transposed, unit strides along the rows
+/// (mode 1) of both (made static), any row stride.
+fn prepare<E: Engine>(p: TransposeParams<E>) -> Result<TransposeParams<E>, &'static str> {
+    let [rows, cols] = p.src.shape();
+    let transposed = p.dst.shape() == [cols, rows];
+    match (
+        p.src.with_static_stride(1, 1),
+        p.dst.with_static_stride(1, 1),
+    ) {
+        (Some(src), Some(dst)) if transposed => Ok(TransposeParams { src, dst }),
+        (Some(_), Some(_)) => {
+            Err("transpose needs dst of shape (cols, rows) for src of shape (rows, cols)")
+        }
+        _ => Err("transpose needs unit strides along the rows (mode 1) of src and dst"),
+    }
+}
+
 /// A shared-memory layout for the 64x64 tile of elements of type `T`.
 pub trait SmemTile<T: Copy> {
     /// Its name, as the kernels' names carry it.
@@ -190,18 +207,7 @@ impl<T: Copy + Default, S: SmemTile<T>> Kernel for Transpose<T, S> {
     /// `dst`'s shape is `src`'s transposed; unit strides along the rows (mode 1) of both, where a
     /// warp's 32 accesses are consecutive. Any row stride.
     fn prepare<E: Engine>(p: TransposeParams<E>) -> Result<TransposeParams<E>, &'static str> {
-        let [rows, cols] = p.src.shape();
-        let transposed = p.dst.shape() == [cols, rows];
-        match (
-            p.src.with_static_stride(1, 1),
-            p.dst.with_static_stride(1, 1),
-        ) {
-            (Some(src), Some(dst)) if transposed => Ok(TransposeParams { src, dst }),
-            (Some(_), Some(_)) => {
-                Err("transpose needs dst of shape (cols, rows) for src of shape (rows, cols)")
-            }
-            _ => Err("transpose needs unit strides along the rows (mode 1) of src and dst"),
-        }
+        prepare(p)
     }
 
     /// A block per input tile, `(ceil(cols / 64), ceil(rows / 64))`, of [`THREADS`] threads with
@@ -238,6 +244,165 @@ impl<T: Copy + Default, S: SmemTile<T>> Kernel for Transpose<T, S> {
             let g = p.dst.local_tile(TILER, tile);
             let id = make_coord_tensor(p.dst.shape()).local_tile(TILER, tile);
             Self::move_values(&thr, &smem_t, &g, &id);
+        }
+        carry
+    }
+}
+
+/// Pairs per tile row.
+pub const PAIRS: i64 = TILE / 2;
+/// The tile in pairs: 64 rows of 32 pairs of adjacent elements.
+pub const PAIR_TILER: [i64; 2] = [TILE, PAIRS];
+/// (thread, value) -> pair `r + 64 c` of an input tile (row `r`, elements `2c` and `2c + 1`):
+/// thread `(tx, ty)` in `(32, 8)`, value `k` in 8: row `ty + 8k`, pair `tx`. A warp reads the 32
+/// pairs of a row: 128 bytes of 16-bit elements, 256 of 32-bit ones.
+pub const PAIR_TV_IN: Layout = const_ok!(Layout::parse("((32,8),8):((64,1),8)"));
+/// (thread, value) -> pair `r + 64 c` of an output tile: value `(h, k)` in `(2, 4)`: row
+/// `2(ty + 8k) + h`, pair `tx`. The two rows `2p`, `2p + 1` of a value pair are the columns `2p`,
+/// `2p + 1` of the input tile's rows `2tx`, `2tx + 1`: a 2x2 block transposed in registers.
+pub const PAIR_TV_OUT: Layout = const_ok!(Layout::parse("((32,8),(2,4)):((64,2),(1,16))"));
+/// [`PAIR_TV_IN`]'s partition of a tile of pairs.
+pub const PAIR_IN: TvCoords<2> = const_ok!(TvCoords::new(
+    &const_ok!(make_tiled_copy_from_tv(
+        &PAIR_TV_IN,
+        &const_ok!(IntTuple::from_ints(&PAIR_TILER))
+    )),
+    PAIR_TILER
+));
+/// [`PAIR_TV_OUT`]'s partition of a tile of pairs.
+pub const PAIR_OUT: TvCoords<2> = const_ok!(TvCoords::new(
+    &const_ok!(make_tiled_copy_from_tv(
+        &PAIR_TV_OUT,
+        &const_ok!(IntTuple::from_ints(&PAIR_TILER))
+    )),
+    PAIR_TILER
+));
+/// The shared tile of pairs, `(r % 2, r / 2, c) -> element`: pair `c` of row `r` at element
+/// `64 (r % 2) + 130 (r / 2) + 2c`, rows two by two with one pair of padding after each two. A
+/// warp's pair reads in step 1 (rows `2q` or `2q + 1` for lanes `q`, one pair column) then fall
+/// in distinct banks, as its row writes in step 0 do: `tessel analyze` and `host/tests/exec.rs`
+/// check both.
+pub const PAIR_SMEM: FlatLayout<3> = const_ok!(FlatLayout::new([2, PAIRS, PAIRS], [64, 130, 2]));
+
+const _: () = assert!(
+    PAIR_IN.values() == 8 && PAIR_OUT.values() == 8 && PAIR_IN.threads() == THREADS,
+    "unroll8 covers a thread's pairs"
+);
+
+/// The transpose moving pairs of adjacent elements (a [`Kernel`]): a 64x64 tile wholly inside
+/// both tensors, with rows starting on pair boundaries, goes through the shared tile [`PAIR_SMEM`]
+/// as pairs (one access of twice the element's width, half the instructions of
+/// [`Transpose`]); in step 1 each thread reads two pairs from consecutive input rows and writes
+/// their transpose, two pairs of consecutive output rows. The other tiles (the ragged edges,
+/// odd row strides or a base off a pair boundary) move element by element, straight from the
+/// input to the output, predicated by `elem_less`.
+pub struct TransposePairs<T>(PhantomData<T>);
+
+impl<T: Copy + Default> TransposePairs<T> {
+    /// Elements of shared memory: [`PAIR_SMEM`]'s last pair included.
+    pub const ELEMS: i64 = PAIR_SMEM.dot([1, PAIRS - 1, PAIRS - 1]) + 2;
+
+    /// May this block move its tile as pairs? The tile is whole and both tiles' rows start on
+    /// pair boundaries.
+    #[inline(always)]
+    fn pairs<A: Mem<T>, B: Mem<T>>(
+        s: &FlatTensor<A, 2>,
+        d: &FlatTensor<B, 2>,
+        c: &CoordTensor<2>,
+    ) -> bool {
+        c.covers(TILER)
+            && s.layout().stride()[0] % 2 == 0
+            && d.layout().stride()[0] % 2 == 0
+            && s.engine().aligned_pair()
+            && d.engine().aligned_pair()
+    }
+
+    /// Thread `t`'s values of a tile `s` straight into `d` transposed (`d(j, i) = s(i, j)` in the
+    /// whole tensors' coordinates), where `elem_less`: the tiles that cannot move as pairs.
+    ///
+    /// # Safety
+    /// The values inside the tensor must be inside both tensors' memory.
+    #[inline(always)]
+    unsafe fn direct<A: Mem<T>, B: Mem<T>>(
+        t: i64,
+        s: &FlatTensor<A, 2>,
+        d: &FlatTensor<B, 2>,
+        c: &CoordTensor<2>,
+    ) {
+        let thr = PLAN.get_slice(t);
+        let (t_s, t_c) = (thr.partition_S(s), thr.partition_S(c));
+        unroll16!(v => if t_c.elem_less(v) {
+            let [i, j] = t_c.coord(v);
+            d.at([j, i]).write(t_s.at(v).read());
+        });
+    }
+}
+
+impl<T: Copy + Default> Kernel for TransposePairs<T> {
+    type T = T;
+    type Shared = T;
+    type Params<E: Engine> = TransposeParams<E>;
+    const COLLECTIVES: &'static [Collective] = &[Collective::SyncThreads];
+
+    /// As [`Transpose`]'s: `dst` of `src`'s shape transposed, unit strides along the rows.
+    fn prepare<E: Engine>(p: TransposeParams<E>) -> Result<TransposeParams<E>, &'static str> {
+        prepare(p)
+    }
+
+    /// As [`Transpose`]'s, with the shared tile of pairs.
+    fn geometry<E: Engine>(p: &TransposeParams<E>, _sms: i64, _smem_limit: i64) -> Geometry {
+        let [tr, tc] = tiles_of(p.src.shape(), TILER);
+        Geometry {
+            grid: [tc, tr],
+            threads: THREADS,
+            smem_bytes: Self::ELEMS * core::mem::size_of::<T>() as i64,
+        }
+    }
+
+    /// Step 0: the input tile's pairs into the shared tile (or, for a tile that cannot move as
+    /// pairs, its elements straight to the output); step 1 (after the barrier): each thread's
+    /// four 2x2 blocks from the shared tile, transposed, into the output tile.
+    #[inline(always)]
+    unsafe fn step<E: Mem<T>, M: Mem<T>>(
+        k: usize,
+        p: &TransposeParams<E>,
+        c: &Ctx<M>,
+        carry: f32,
+    ) -> f32 {
+        let [bx, by] = c.block;
+        let src = p.src.local_tile(TILER, [by, bx]);
+        let dst = p.dst.local_tile(TILER, [bx, by]);
+        let id = make_coord_tensor(p.src.shape()).local_tile(TILER, [by, bx]);
+        if !Self::pairs(&src, &dst, &id) {
+            if k == 0 {
+                Self::direct(c.thread, &src, &p.dst, &id);
+            }
+            return carry;
+        }
+        let smem = FlatTensor::new(c.smem, PAIR_SMEM);
+        // a whole 64x64 tile: 64 rows of 32 pairs (64 is even)
+        let pairs = |t: &FlatTensor<E, 2>| t.pairs_along(1).unwrap_unchecked();
+        if k == 0 {
+            let thr = PAIR_IN.get_slice(c.thread);
+            let t_s = thr.partition_S(&pairs(&src));
+            let mut r = [[T::default(); 2]; 8];
+            unroll8!(v => r[v as usize] = t_s.at(v).read_pair());
+            unroll8!(v => {
+                let [row, col] = thr.coord(v);
+                smem.at([row % 2, row / 2, col]).write_pair(r[v as usize]);
+            });
+        } else {
+            let thr = PAIR_OUT.get_slice(c.thread);
+            let t_d = thr.partition_D(&pairs(&dst));
+            unroll4!(kk => {
+                // output rows 2p and 2p + 1, pair q: input rows 2q and 2q + 1, pair p
+                let [row, q] = thr.coord(2 * kk);
+                let pp = row / 2;
+                let a = smem.at([0, q, pp]).read_pair();
+                let b = smem.at([1, q, pp]).read_pair();
+                t_d.at(2 * kk).write_pair([a[0], b[0]]);
+                t_d.at(2 * kk + 1).write_pair([a[1], b[1]]);
+            });
         }
         carry
     }

@@ -1,11 +1,16 @@
 //! The element types the kernels move: `f32`, `f16`, `bf16`.
 
+use crate::exec::HostMem;
 use half::{bf16, f16};
+use std::marker::PhantomData;
 use tessel_gpu::copy::{CopyParams, VecCopy};
 use tessel_gpu::ctx::Entry;
+use tessel_gpu::ctx::Kernel;
 use tessel_gpu::mem::Gmem;
 use tessel_gpu::rmsnorm::{RmsNorm, RmsParams};
-use tessel_gpu::transpose::{Padded, SmemTile, Swizzled, Transpose, TransposeParams};
+use tessel_gpu::transpose::{
+    Padded, SmemTile, Swizzled, Transpose, TransposePairs, TransposeParams,
+};
 
 /// An element type of the kernels.
 pub trait Elem:
@@ -16,9 +21,11 @@ pub trait Elem:
     /// The copy kernel of this type (`tessel_gpu::kernels!` declares one per type).
     type Copy: Entry<T = Self, Params<Gmem<Self>> = CopyParams<Gmem<Self>>>;
     /// The transpose of this type through the padded shared tile.
-    type TransposePad: Entry<T = Self, Params<Gmem<Self>> = TransposeParams<Gmem<Self>>>;
+    type TransposePad: TransposeKernel<Self>;
     /// The transpose of this type through the swizzled shared tile.
-    type TransposeSwizzle: Entry<T = Self, Params<Gmem<Self>> = TransposeParams<Gmem<Self>>>;
+    type TransposeSwizzle: TransposeKernel<Self>;
+    /// The transpose of this type moving pairs of elements.
+    type TransposePairs: TransposeKernel<Self>;
     /// Rounds `x` to this type.
     fn from_f64(x: f64) -> Self;
     /// Widens to `f64`.
@@ -36,6 +43,7 @@ impl Elem for f32 {
     type Copy = VecCopy<f32>;
     type TransposePad = Transpose<f32, Padded<f32>>;
     type TransposeSwizzle = Transpose<f32, Swizzled<f32>>;
+    type TransposePairs = TransposePairs<f32>;
     fn from_f64(x: f64) -> Self {
         x as f32
     }
@@ -57,6 +65,7 @@ impl Elem for f16 {
     type Copy = VecCopy<f16>;
     type TransposePad = Transpose<f16, Padded<f16>>;
     type TransposeSwizzle = Transpose<f16, Swizzled<f16>>;
+    type TransposePairs = TransposePairs<f16>;
     fn from_f64(x: f64) -> Self {
         f16::from_f64(x)
     }
@@ -78,6 +87,7 @@ impl Elem for bf16 {
     type Copy = VecCopy<bf16>;
     type TransposePad = Transpose<bf16, Padded<bf16>>;
     type TransposeSwizzle = Transpose<bf16, Swizzled<bf16>>;
+    type TransposePairs = TransposePairs<bf16>;
     fn from_f64(x: f64) -> Self {
         bf16::from_f64(x)
     }
@@ -95,17 +105,41 @@ impl Elem for bf16 {
     }
 }
 
-/// A shared tile of the transposes of `T`, and the kernel through it (what `Gpu::transpose`
-/// launches; the host execution runs `Transpose<T, Self>`, the same kernel).
-pub trait TransposeTile<T: Elem>: SmemTile<T> {
-    /// `T::TransposePad` or `T::TransposeSwizzle`.
-    type Kernel: Entry<T = T, Params<Gmem<T>> = TransposeParams<Gmem<T>>>;
+/// A transpose kernel of `T`: its parameters are [`TransposeParams`] over device memory (the
+/// launch) and over host memory (the host execution).
+pub trait TransposeKernel<T>:
+    Entry<T = T, Params<Gmem<T>> = TransposeParams<Gmem<T>>>
+    + Kernel<Params<HostMem<T>> = TransposeParams<HostMem<T>>>
+{
+}
+impl<T, K> TransposeKernel<T> for K where
+    K: Entry<T = T, Params<Gmem<T>> = TransposeParams<Gmem<T>>>
+        + Kernel<Params<HostMem<T>> = TransposeParams<HostMem<T>>>
+{
+}
+
+/// A transpose of `T`: its kernel (what `Gpu::transpose` launches and the host execution runs,
+/// the same kernel) and the name its kernels carry.
+pub trait TransposeTile<T: Elem> {
+    /// `pad`, `swizzle` or `pairs`: the kernel is `transpose_{TILE}_{T::NAME}`.
+    const TILE: &'static str;
+    /// `T::TransposePad`, `T::TransposeSwizzle` or `T::TransposePairs`.
+    type Kernel: TransposeKernel<T>;
 }
 impl<T: Elem> TransposeTile<T> for Padded<T> {
+    const TILE: &'static str = <Padded<T> as SmemTile<T>>::NAME;
     type Kernel = T::TransposePad;
 }
 impl<T: Elem> TransposeTile<T> for Swizzled<T> {
+    const TILE: &'static str = <Swizzled<T> as SmemTile<T>>::NAME;
     type Kernel = T::TransposeSwizzle;
+}
+/// The transpose moving pairs of adjacent elements ([`TransposePairs`]; its shared tile is
+/// `tessel_gpu::transpose::PAIR_SMEM`).
+pub struct Paired<T>(PhantomData<T>);
+impl<T: Elem> TransposeTile<T> for Paired<T> {
+    const TILE: &'static str = "pairs";
+    type Kernel = T::TransposePairs;
 }
 
 /// An element type with an RMSNorm kernel: `f32`, `bf16`.

@@ -5,6 +5,7 @@
 //! once.
 
 use crate::elem::Elem;
+use crate::elem::TransposeTile;
 use layout_core::{Engine, FlatLayout, FlatTensor};
 use tessel_gpu::axpby::{Axpby, AxpbyParams};
 use tessel_gpu::copy;
@@ -13,7 +14,7 @@ use tessel_gpu::ctx::{Collective, Ctx, Geometry, Kernel};
 use tessel_gpu::mem::{AsyncCopy, Mem, V4};
 use tessel_gpu::real::Real;
 use tessel_gpu::rmsnorm::{RmsNorm, RmsParams};
-use tessel_gpu::transpose::{SmemTile, Transpose, TransposeParams};
+use tessel_gpu::transpose::TransposeParams;
 
 /// What a host execution produced.
 #[derive(Debug, Clone)]
@@ -112,6 +113,15 @@ impl<T> HostMem<T> {
         );
         self.pos as usize
     }
+    fn check_pair(&self, what: &str) -> usize {
+        assert_eq!(
+            self.pos % 2,
+            0,
+            "{what}: a pair access at element {} is not aligned to two elements",
+            self.pos
+        );
+        self.check(2, what)
+    }
     fn check_v4(&self, what: &str) -> usize {
         let size = std::mem::size_of::<T>() as i64;
         assert_eq!(
@@ -160,6 +170,22 @@ impl<T: Copy> Mem<T> for HostMem<T> {
     }
     fn aligned16(&self) -> bool {
         (self.pos * std::mem::size_of::<T>() as i64) % 16 == 0
+    }
+    /// Checked as two elements, and aligned to twice the element's size from the buffer's start.
+    unsafe fn read_pair(&self) -> [T; 2] {
+        let i = self.check_pair("pair read");
+        self.check_written(i, 2);
+        [*self.data.add(i), *self.data.add(i + 1)]
+    }
+    unsafe fn write_pair(&self, v: [T; 2]) {
+        let i = self.check_pair("pair write");
+        for (k, x) in v.into_iter().enumerate() {
+            *self.data.add(i + k) = x;
+            *self.writes.add(i + k) += 1;
+        }
+    }
+    fn aligned_pair(&self) -> bool {
+        self.pos % 2 == 0
     }
     unsafe fn write_v4(&self, v: V4) {
         let i = self.check_v4("vector write");
@@ -323,12 +349,12 @@ pub fn copy<T: Copy + Default>(src: &[T], grid: i64, poison: T) -> Run<T> {
     Run { out, writes }
 }
 
-/// The transpose kernel `Transpose<T, S>` on the host ([`run`]): `src` (a buffer of at least the
+/// The transpose kernel of `S` (`S::Kernel`) on the host ([`run`]): `src` (a buffer of at least the
 /// cosize of `src_layout`, a `(rows, cols)` tensor) into an output of `dst_layout` that starts as
 /// `poison`. The kernel's `prepare` refusal comes back as `Err`; every access is checked (shared
 /// memory per block: an element read before it is written panics), and the source must not be
 /// written.
-pub fn transpose_layouts<T: Copy + Default, S: SmemTile<T>>(
+pub fn transpose_layouts<T: Elem, S: TransposeTile<T>>(
     src: &[T],
     src_layout: FlatLayout<2>,
     dst_layout: FlatLayout<2>,
@@ -347,9 +373,9 @@ pub fn transpose_layouts<T: Copy + Default, S: SmemTile<T>>(
             dst: FlatTensor::new(HostMem::new(&mut out, &mut writes), dst_layout),
         }
     };
-    let p = Transpose::<T, S>::prepare(p)?;
-    let g = Transpose::<T, S>::geometry(&p, 132, 232_448);
-    run::<Transpose<T, S>>(&p, g);
+    let p = S::Kernel::prepare::<HostMem<T>>(p)?;
+    let g = S::Kernel::geometry::<HostMem<T>>(&p, 132, 232_448);
+    run::<S::Kernel>(&p, g);
     assert!(
         reads.iter().all(|&r| r == 0),
         "the transpose wrote its source"
@@ -357,9 +383,9 @@ pub fn transpose_layouts<T: Copy + Default, S: SmemTile<T>>(
     Ok(Run { out, writes })
 }
 
-/// The transpose kernel on the host, shared tile `S`: `src` `(rows,cols):(cols,1)` into
+/// The transpose kernel of `S` on the host: `src` `(rows,cols):(cols,1)` into
 /// `(cols,rows):(rows,1)` ([`transpose_layouts`]).
-pub fn transpose<T: Copy + Default, S: SmemTile<T>>(
+pub fn transpose<T: Elem, S: TransposeTile<T>>(
     src: &[T],
     rows: i64,
     cols: i64,

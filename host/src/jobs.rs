@@ -154,7 +154,7 @@ pub fn run_transpose<T: Elem, S: TransposeTile<T>>(
             Some(g.download(&d)?)
         }
     };
-    let what = format!("transpose_{} {} {rows}x{cols}", S::NAME, T::NAME);
+    let what = format!("transpose_{} {} {rows}x{cols}", S::TILE, T::NAME);
     Ok(finish(what, &host, &want, device))
 }
 
@@ -249,7 +249,7 @@ pub fn bench_transpose<T: Elem, S: TransposeTile<T>>(
     let (lin, lout) = layouts(rows, cols)?;
     let s = g.upload(&rng.fill::<T>(rows * cols), lin)?;
     let mut d = g.filled(lout, T::poison())?;
-    let what = format!("transpose_{}_{} {rows}x{cols}", S::NAME, T::NAME);
+    let what = format!("transpose_{}_{} {rows}x{cols}", S::TILE, T::NAME);
     timed(g, what, reps, &s, &mut d, |d| g.transpose::<T, S>(&s, d))
 }
 

@@ -4,7 +4,7 @@
 //! rely on.
 
 use half::{bf16, f16};
-use host::elem::{Elem, Rng};
+use host::elem::{Elem, Paired, Rng, TransposeTile};
 use host::exec::{self, HostMem};
 use layout_core::{coalesce, left_inverse, FlatLayout, Layout};
 use proptest::prelude::*;
@@ -23,7 +23,7 @@ fn copy_ok<T: Elem>(n: usize, grid: i64, seed: u64) -> Result<(), TestCaseError>
     Ok(())
 }
 
-fn transpose_ok<T: Elem, S: SmemTile<T>>(
+fn transpose_ok<T: Elem, S: TransposeTile<T>>(
     rows: usize,
     cols: usize,
     seed: u64,
@@ -82,6 +82,8 @@ fn transpose_covers_every_element_once() {
             transpose_ok::<f32, Swizzled<f32>>(rows, cols, seed)?;
             transpose_ok::<f16, Padded<f16>>(rows, cols, seed)?;
             transpose_ok::<bf16, Swizzled<bf16>>(rows, cols, seed)?;
+            transpose_ok::<f16, Paired<f16>>(rows, cols, seed)?;
+            transpose_ok::<f32, Paired<f32>>(rows, cols, seed)?;
             t.hit();
             Ok(())
         },
@@ -107,6 +109,7 @@ fn transpose_at_tile_edges() {
     for (r, c) in [(1, 1), (64, 64), (65, 63), (128, 1), (1, 129), (200, 64)] {
         transpose_ok::<f32, Swizzled<f32>>(r, c, 7).unwrap();
         transpose_ok::<bf16, Padded<bf16>>(r, c, 7).unwrap();
+        transpose_ok::<bf16, Paired<bf16>>(r, c, 7).unwrap();
     }
 }
 
@@ -155,7 +158,7 @@ fn transpose_plan_follows_its_tv_layout() {
 /// A transpose of a `rows x cols` input with row stride `ld_in` into an output with row stride
 /// `ld_out`: every output element written exactly once and equal to the definition, the padding
 /// never written.
-fn transpose_strided_ok<T: Elem, S: SmemTile<T>>(
+fn transpose_strided_ok<T: Elem, S: TransposeTile<T>>(
     rows: usize,
     cols: usize,
     ld_in: usize,
@@ -195,6 +198,9 @@ fn transpose_takes_any_row_stride() {
         transpose_strided_ok::<f32, Swizzled<f32>>(r, c, ld_in, ld_out, 12);
         transpose_strided_ok::<bf16, Swizzled<bf16>>(r, c, ld_in, ld_out, 13);
         transpose_strided_ok::<f16, Padded<f16>>(r, c, ld_in, ld_out, 14);
+        // odd row strides: the pair transpose's whole tiles move element by element
+        transpose_strided_ok::<f16, Paired<f16>>(r, c, ld_in, ld_out, 15);
+        transpose_strided_ok::<f32, Paired<f32>>(r, c, ld_in, ld_out, 16);
     }
 }
 

@@ -98,6 +98,28 @@ impl<E: Engine, const N: usize> FlatTensor<E, N> {
     }
 }
 
+impl<E: Engine, const N: usize> FlatTensor<E, N> {
+    /// The tensor of pairs along mode `k`: `(.., s_k / 2, ..):(.., 2 d_k, ..)`, each position the
+    /// first of two elements adjacent along mode `k` (CuTe's `recast` to a type twice as wide,
+    /// with offsets still counted in elements: read a pair with `Mem::read_pair`). `None` when
+    /// `s_k` is odd.
+    ///
+    /// Post-condition: `R(.., c, ..) == X(.., 2c, ..)`, and `X(.., 2c + 1, ..)` is one `d_k` further.
+    #[inline(always)]
+    pub const fn pairs_along(&self, k: usize) -> Option<Self> {
+        let (mut shape, mut stride) = (self.layout.shape(), self.layout.stride());
+        if shape[k] % 2 != 0 {
+            return None;
+        }
+        shape[k] /= 2;
+        stride[k] *= 2;
+        Some(Self {
+            engine: self.engine,
+            layout: FlatLayout::new_unchecked(shape, stride),
+        })
+    }
+}
+
 impl<E: Engine> FlatTensor<E, 1> {
     /// `make_tensor(engine, prepend(layout, rows:0))`: the vector `n:d` as each row of a
     /// `(rows, n):(0, d)` matrix (a broadcast: every row coordinate reads the same elements), to be
@@ -344,6 +366,18 @@ impl<'a, const N: usize> ThrCoords<'a, N> {
     /// The thread's origin in the tile.
     pub const fn origin(&self) -> [i64; N] {
         self.origin
+    }
+    /// The coordinate of the thread's value `v` in the tile: its origin plus the value's offset.
+    #[inline(always)]
+    pub const fn coord(&self, v: i64) -> [i64; N] {
+        let c = self.plan.value(v);
+        let mut r = self.origin;
+        let mut k = 0;
+        while k < N {
+            r[k] += c[k];
+            k += 1;
+        }
+        r
     }
     /// `partition_S(tile)`: the thread's values of a tile of a tensor (or of an identity tensor).
     #[allow(non_snake_case)]
