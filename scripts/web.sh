@@ -9,6 +9,6 @@ cargo build --quiet -p tessel-web --release --target wasm32-unknown-unknown
 out=target/web
 mkdir -p "$out"
 cp web/www/index.html web/www/app.js "$out/"
-wasm=target/wasm32-unknown-unknown/release/tessel_web.wasm
+wasm=${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/tessel_web.wasm
 { printf 'const TESSEL_WASM = "'; base64 -w0 "$wasm"; printf '";\n'; } > "$out/tessel-wasm.js"
 echo "$PWD/$out/index.html ($(du -k "$wasm" | cut -f1) KiB of wasm)"
