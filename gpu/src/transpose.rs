@@ -22,7 +22,8 @@ use crate::mem::{Mem, SwizzleEngine};
 use core::marker::PhantomData;
 use layout_core::{
     const_ok, make_coord_tensor, make_tiled_copy_from_tv, tiles_of, ComposedLayout, CoordTensor,
-    Engine, FlatLayout, FlatTensor, IntTuple, Layout, Swizzle, ThrCoords, TiledCopy, TvCoords,
+    Engine, FlatLayout, FlatTensor, IntTuple, Layout, Swizzle, ThrCoordTensor, ThrCoords,
+    TiledCopy, TvCoords,
 };
 
 /// The tile edge.
@@ -284,6 +285,17 @@ pub const PAIR_OUT: TvCoords<2> = const_ok!(TvCoords::new(
 /// check both.
 pub const PAIR_SMEM: FlatLayout<3> = const_ok!(FlatLayout::new([2, PAIRS, PAIRS], [64, 130, 2]));
 
+/// [`PAIR_SMEM`] element by element: element `(i, j)` of the input tile at `[i % 2, i / 2, j % 2,
+/// j / 2]`.
+pub const PAIR_SMEM_ELEMS: FlatLayout<4> =
+    const_ok!(FlatLayout::new([2, PAIRS, 2, PAIRS], [64, 130, 1, 2]));
+
+/// The coordinate in [`PAIR_SMEM_ELEMS`] of element `(i, j)` of the input tile.
+#[inline(always)]
+const fn pair_elem([i, j]: [i64; 2]) -> [i64; 4] {
+    [i % 2, i / 2, j % 2, j / 2]
+}
+
 const _: () = assert!(
     PAIR_IN.values() == 8 && PAIR_OUT.values() == 8 && PAIR_IN.threads() == THREADS,
     "unroll8 covers a thread's pairs"
@@ -294,8 +306,9 @@ const _: () = assert!(
 /// as pairs (one access of twice the element's width, half the instructions of
 /// [`Transpose`]); in step 1 each thread reads two pairs from consecutive input rows and writes
 /// their transpose, two pairs of consecutive output rows. The other tiles (the ragged edges,
-/// odd row strides or a base off a pair boundary) move element by element, straight from the
-/// input to the output, predicated by `elem_less`.
+/// odd row strides or a base off a pair boundary) go through the same shared tile element by
+/// element ([`PAIR_SMEM_ELEMS`]), as [`Transpose`] moves its tiles: [`PLAN`]'s values, all 16
+/// loads before the first store in a whole tile, predicated by `elem_less` in the others.
 pub struct TransposePairs<T>(PhantomData<T>);
 
 impl<T: Copy + Default> TransposePairs<T> {
@@ -317,24 +330,58 @@ impl<T: Copy + Default> TransposePairs<T> {
             && d.engine().aligned_pair()
     }
 
-    /// Thread `t`'s values of a tile `s` straight into `d` transposed (`d(j, i) = s(i, j)` in the
-    /// whole tensors' coordinates), where `elem_less`: the tiles that cannot move as pairs.
+    /// Step `k` of a tile that cannot move as pairs: thread `t`'s [`PLAN`] values of the input
+    /// tile `s` into the shared tile element by element (step 0), or of the output tile `d` from
+    /// it (step 1, `d(a, b)` = input `(b, a)`); `c` is the identity tile of the tensor the step
+    /// reads (step 0) or writes (step 1).
     ///
     /// # Safety
     /// The values inside the tensor must be inside both tensors' memory.
     #[inline(always)]
-    unsafe fn direct<A: Mem<T>, B: Mem<T>>(
+    unsafe fn elements<E: Mem<T>, M: Mem<T>>(
+        k: usize,
         t: i64,
-        s: &FlatTensor<A, 2>,
-        d: &FlatTensor<B, 2>,
+        s: &FlatTensor<E, 2>,
+        d: &FlatTensor<E, 2>,
+        smem: &FlatTensor<M, 4>,
         c: &CoordTensor<2>,
     ) {
         let thr = PLAN.get_slice(t);
-        let (t_s, t_c) = (thr.partition_S(s), thr.partition_S(c));
-        unroll16!(v => if t_c.elem_less(v) {
-            let [i, j] = t_c.coord(v);
-            d.at([j, i]).write(t_s.at(v).read());
-        });
+        if k == 0 {
+            let t_s = thr.partition_S(s);
+            let dst = |v: i64| smem.at(pair_elem(thr.coord(v)));
+            Self::move16(|v| t_s.at(v), dst, c.covers(TILER), &thr.partition_S(c));
+        } else {
+            let t_d = thr.partition_D(d);
+            let src = |v: i64| {
+                let [a, b] = thr.coord(v);
+                smem.at(pair_elem([b, a]))
+            };
+            Self::move16(src, |v| t_d.at(v), c.covers(TILER), &thr.partition_S(c));
+        }
+    }
+
+    /// The 16 values `dst(v) = src(v)`: all loads before the first store when `whole`, else
+    /// each where `c.elem_less(v)`.
+    ///
+    /// # Safety
+    /// As [`TransposePairs::elements`].
+    #[inline(always)]
+    unsafe fn move16<A: Mem<T>, B: Mem<T>>(
+        src: impl Fn(i64) -> A,
+        dst: impl Fn(i64) -> B,
+        whole: bool,
+        c: &ThrCoordTensor<'_, 2>,
+    ) {
+        if whole {
+            let mut r = [T::default(); VALUES as usize];
+            unroll16!(v => r[v as usize] = src(v).read());
+            unroll16!(v => dst(v).write(r[v as usize]));
+        } else {
+            unroll16!(v => if c.elem_less(v) {
+                dst(v).write(src(v).read());
+            });
+        }
     }
 }
 
@@ -359,9 +406,9 @@ impl<T: Copy + Default> Kernel for TransposePairs<T> {
         }
     }
 
-    /// Step 0: the input tile's pairs into the shared tile (or, for a tile that cannot move as
-    /// pairs, its elements straight to the output); step 1 (after the barrier): each thread's
-    /// four 2x2 blocks from the shared tile, transposed, into the output tile.
+    /// Step 0: the input tile's pairs into the shared tile; step 1 (after the barrier): each
+    /// thread's four 2x2 blocks from the shared tile, transposed, into the output tile. A tile
+    /// that cannot move as pairs moves element by element ([`TransposePairs::elements`]).
     #[inline(always)]
     unsafe fn step<E: Mem<T>, M: Mem<T>>(
         k: usize,
@@ -374,9 +421,12 @@ impl<T: Copy + Default> Kernel for TransposePairs<T> {
         let dst = p.dst.local_tile(TILER, [bx, by]);
         let id = make_coord_tensor(p.src.shape()).local_tile(TILER, [by, bx]);
         if !Self::pairs(&src, &dst, &id) {
-            if k == 0 {
-                Self::direct(c.thread, &src, &p.dst, &id);
-            }
+            let id = match k {
+                0 => id,
+                _ => make_coord_tensor(p.dst.shape()).local_tile(TILER, [bx, by]),
+            };
+            let smem = FlatTensor::new(c.smem, PAIR_SMEM_ELEMS);
+            Self::elements(k, c.thread, &src, &dst, &smem, &id);
             return carry;
         }
         let smem = FlatTensor::new(c.smem, PAIR_SMEM);
