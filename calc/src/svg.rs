@@ -365,7 +365,7 @@ fn document(panels: &[Panel], mma: bool, legend: String) -> String {
     );
     writeln!(
         s,
-        r##"<rect x="0" y="0" width="{w}" height="{h}" fill="#ffffff" stroke="none"/>"##
+        r##"<rect x="0" y="0" width="{w}" height="{h}" fill="#ffffff" style="stroke:none"/>"##
     )
     .unwrap();
     for p in &panels {
