@@ -164,7 +164,8 @@ fn main() -> ExitCode {
                     Err(e) => format!("error: {e}"),
                 }
             });
-            println!("{drawn}");
+            // a closed stdout (`| head`) is not an error of the table
+            let _ = writeln!(std::io::stdout().lock(), "{drawn}");
             exit_for(&drawn)
         }
         Command::Analyze {
