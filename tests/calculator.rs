@@ -253,6 +253,16 @@ partition_C(make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN,(2,2)),0,(48,16))
     assert_eq!(got.len(), 16);
 }
 
+/// A command refused as bad input: exit status 2, nothing on stdout, `want` in its one error line.
+fn refused(out: &std::process::Output, args: &[&str], want: &str) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(
+        out.stdout.is_empty() && err.contains(want),
+        "{args:?}: {err}"
+    );
+}
+
 /// `tessel svg` as a user runs it: the document on stdout, or one error line on stderr and exit
 /// status 2 with nothing on stdout.
 #[test]
@@ -286,13 +296,7 @@ fn svg_on_stdout_errors_on_stderr() {
             "element bits",
         ),
     ] {
-        let out = run(args);
-        let err = String::from_utf8(out.stderr).unwrap();
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(
-            out.stdout.is_empty() && err.contains(want),
-            "{args:?}: {err}"
-        );
+        refused(&run(args), args, want);
     }
 }
 
@@ -337,13 +341,7 @@ fn analyze_verdict_table_and_errors() {
             "power of two",
         ),
     ] {
-        let out = run(args);
-        let err = String::from_utf8(out.stderr).unwrap();
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(
-            out.stdout.is_empty() && err.contains(want),
-            "{args:?}: {err}"
-        );
+        refused(&run(args), args, want);
     }
     let out = run(&["lmem", "16:1", "--tv", tv]);
     assert_eq!(out.status.code(), Some(2));
