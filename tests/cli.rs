@@ -166,7 +166,7 @@ fn a_missing_or_unknown_kernel_lists_every_kernel() {
     );
     refused(
         &["run", "transpose", "--smem", "no"],
-        "[possible values: pad, swizzle, all]",
+        "[possible values: pad, swizzle, pairs, all]",
     );
 }
 
