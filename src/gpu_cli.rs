@@ -7,11 +7,14 @@ use clap::error::ErrorKind;
 use clap::{Args, ValueEnum};
 use half::{bf16, f16};
 use host::arch::Arch;
+use host::elem::RmsElem;
 use host::elem::{Elem, Paired, Rng};
 use host::gemm;
 use host::gpu::{Gpu, GpuError};
 use host::jobs::{self, Timing, Verdict};
+use host::tune::{Cache, DeviceId, Entry, RmsConfig, Tile};
 use tessel::ptx;
+use tessel_gpu::rmsnorm::WARPS;
 use tessel_gpu::transpose::{Padded, SmemTile, Swizzled};
 
 const NO_GPU: u8 = 3;
@@ -27,8 +30,11 @@ pub const RUN_HELP: &str = "\
 KERNEL and its SIZES (positive integers, `_` separators allowed, at most 2^32 elements):
   copy [N]               default 1000003; --dtype f32|f16|bf16|all
   transpose [ROWS COLS]  default 1031 2053; ROWS at most 4194240 (65535 blocks of 64 rows);
-                         --dtype f32|f16|bf16|all, --smem pad|swizzle|pairs|all
-  rmsnorm [M N]          default 14 4096; N a multiple of 8; --dtype f32|bf16|all (f32 and bf16)
+                         --dtype f32|f16|bf16|all, --smem pad|swizzle|pairs|all (default: the
+                         tuned tile, else swizzle)
+  rmsnorm [M N]          default 14 4096; N a multiple of 8; --dtype f32|bf16|all (f32 and bf16);
+                         --warps 1|2|4|8|16|all (warps per row; default: the tuned configuration
+                         for N, else by N)
   axpby [M N]            default 1000 1000; y = 1.5 x - 0.75 y over five layouts (row-major,
                          padded, padded with unaligned rows, column-major, a block of a larger
                          matrix); --dtype f32|bf16|all
@@ -37,22 +43,24 @@ KERNEL and its SIZES (positive integers, `_` separators allowed, at most 2^32 el
                          into its own type and into f32); checked against the f64 reference
                          (sampled rows past 2^30 multiply-adds), the host execution (up to 2^25)
                          and cuBLAS (every element) within proven error bounds
-  all                    every kernel, dtype and tile at ragged and large sizes (no SIZES, --dtype
-                         or --smem)
+  all                    every kernel, dtype, tile and warps per row at ragged and large sizes (no
+                         SIZES, --dtype, --smem or --warps)
 
 Fresh random input (the seed is printed: --seed N replays the run), a NaN-poisoned output, the
 kernel on the GPU against the host execution of the same partitioning code; one line per check.
-Without a GPU (or without PTX for it), runs the host executions only.
+Without a GPU (or without PTX for it), runs the host executions only. What `tessel tune` recorded
+for this device (`tessel help tune`) is used where no tile or warps are given.
 
 Exit status: 0 all passed on the GPU, 1 a check failed (or the GPU could not be used), 2 bad
 arguments, 3 no GPU or no PTX for it (the host executions passed).";
 
 pub const BENCH_HELP: &str = "\
 Median time of --reps runs (CUDA events) after 5 warm-ups, beside cuMemcpyDtoD of the same bytes in
-the same run: rmsnorm 16384x4096 (bf16, f32) and 16384x12288 (bf16); axpby 8192x8192 (bf16, f32;
-3 bytes moved per element byte); copy 2^26 f32, 2^27 bf16,
-2^26+5 f32; transpose 8192x8192 (pad, swizzle and pairs, each dtype) and 8191x8193 f32 (swizzle,
-pairs); gemm bf16
+the same run: rmsnorm 16384x4096, 16384x12288 and 4096x32768 (bf16, f32; in the tuned
+configuration, else the default, the last column says which); axpby 8192x8192 (bf16, f32; 3 bytes
+moved per element byte); copy 2^26 f32, 2^27 bf16, 2^26+5 f32; transpose 8192x8192 (pad, swizzle
+and pairs, each dtype) and 8191x8193 f32 (swizzle, pairs; the tile that run uses marked `chosen`);
+gemm bf16
 4096^3 and 8192^3 (or the SIZES given, triples M N K) in TFLOP/s beside cuBLAS on the same inputs
 and the mma.sync ceiling (a register-only microbenchmark, 8 and 1 blocks of 8 warps per SM).
 
@@ -134,9 +142,12 @@ pub struct RunArgs {
     /// Element type [default: f32]
     #[arg(long, value_enum)]
     dtype: Option<DtypeArg>,
-    /// The transpose's shared tile [default: swizzle]
+    /// The transpose's shared tile [default: the tuned one, else swizzle]
     #[arg(long, value_enum)]
     smem: Option<SmemArg>,
+    /// RMSNorm's warps per row [default: the tuned configuration, else by N]
+    #[arg(long, value_name = "W", value_parser = ["1", "2", "4", "8", "16", "all"])]
+    warps: Option<String>,
     /// Seed of the random inputs [default: a fresh one, printed]
     #[arg(long, value_name = "N")]
     seed: Option<u64>,
@@ -204,13 +215,23 @@ enum RmsDtype {
     Bf16,
 }
 
+impl RmsDtype {
+    fn name(self) -> &'static str {
+        match self {
+            RmsDtype::F32 => "f32",
+            RmsDtype::Bf16 => "bf16",
+        }
+    }
+}
+
 /// One check of `tessel run`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Job {
     Copy(Dtype, usize),
     /// The shared tile: `None` for `jobs::DefaultSmem`.
     Transpose(Dtype, Option<SmemArg>, usize, usize),
-    Rmsnorm(RmsDtype, usize, usize),
+    /// Warps per row: `None` for the tuned or default configuration.
+    Rmsnorm(RmsDtype, usize, usize, Option<i64>),
     Axpby(RmsDtype, usize, usize),
     /// Inputs f16 (else bf16), output f32 (else the inputs' type), `[M, N, K]`.
     Gemm(GemmDtype, bool, [usize; 3]),
@@ -247,8 +268,17 @@ impl Job {
                 };
                 vec![format!("transpose_{tile}_{}", d.name())]
             }
-            Job::Rmsnorm(RmsDtype::F32, ..) => vec!["rmsnorm_f32".into()],
-            Job::Rmsnorm(RmsDtype::Bf16, ..) => vec!["rmsnorm_bf16".into()],
+            Job::Rmsnorm(d, _, c, w) => {
+                let w = w.unwrap_or_else(|| match d {
+                    RmsDtype::F32 => RmsConfig::default_for::<f32>(*c as i64, 0).warps,
+                    RmsDtype::Bf16 => RmsConfig::default_for::<bf16>(*c as i64, 0).warps,
+                });
+                let d = d.name();
+                vec![match w {
+                    1 => format!("rmsnorm_{d}"),
+                    w => format!("rmsnorm_w{w}_{d}"),
+                }]
+            }
             Job::Axpby(RmsDtype::F32, ..) => vec!["axpby_f32".into()],
             Job::Axpby(RmsDtype::Bf16, ..) => vec!["axpby_bf16".into()],
             Job::Gemm(d, f32_out, _) => vec![format!(
@@ -271,8 +301,8 @@ impl Job {
                 };
                 format!("transpose_{tile} {} {r}x{c}", d.name())
             }
-            Job::Rmsnorm(RmsDtype::F32, r, c) => format!("rmsnorm f32 {r}x{c}"),
-            Job::Rmsnorm(RmsDtype::Bf16, r, c) => format!("rmsnorm bf16 {r}x{c}"),
+            Job::Rmsnorm(d, r, c, None) => format!("rmsnorm {} {r}x{c}", d.name()),
+            Job::Rmsnorm(d, r, c, Some(w)) => format!("rmsnorm {} {r}x{c} w{w}", d.name()),
             Job::Axpby(RmsDtype::F32, r, c) => format!("axpby f32 {r}x{c}"),
             Job::Axpby(RmsDtype::Bf16, r, c) => format!("axpby bf16 {r}x{c}"),
             Job::Gemm(d, f32_out, [m, n, k]) => format!(
@@ -301,14 +331,22 @@ fn plan(a: &RunArgs) -> Result<Vec<Job>, Usage> {
         if !a.sizes.is_empty() {
             return conflict("run all takes no SIZES: it runs every kernel at its own sizes");
         }
-        if a.dtype.is_some() || a.smem.is_some() {
-            return conflict("run all runs every dtype and tile: --dtype and --smem do not apply");
+        if a.dtype.is_some() || a.smem.is_some() || a.warps.is_some() {
+            return conflict(
+                "run all runs every dtype, tile and warps per row: --dtype, --smem and --warps do not apply",
+            );
         }
         return Ok(everything());
     }
     if a.smem.is_some() && kernel != Kernel::Transpose {
         return conflict(&format!(
             "--smem is the transpose's shared tile: {} has no choice of tile",
+            kernel.name()
+        ));
+    }
+    if a.warps.is_some() && kernel != Kernel::Rmsnorm {
+        return conflict(&format!(
+            "--warps is RMSNorm's warps per row: {} has no such choice",
             kernel.name()
         ));
     }
@@ -401,10 +439,16 @@ fn plan(a: &RunArgs) -> Result<Vec<Job>, Usage> {
             if s[1] % 8 != 0 {
                 return invalid(format!("rmsnorm needs N a multiple of 8, got N = {}", s[1]));
             }
-            f32_or_bf16(kernel, a.dtype)?
-                .into_iter()
-                .map(|d| Job::Rmsnorm(d, s[0], s[1]))
-                .collect()
+            let warps: Vec<Option<i64>> = match a.warps.as_deref() {
+                None => vec![None],
+                Some("all") => WARPS.into_iter().map(Some).collect(),
+                Some(w) => vec![w.parse().ok()],
+            };
+            let mut jobs = vec![];
+            for d in f32_or_bf16(kernel, a.dtype)? {
+                jobs.extend(warps.iter().map(|&w| Job::Rmsnorm(d, s[0], s[1], w)));
+            }
+            jobs
         }
     })
 }
@@ -428,15 +472,14 @@ fn f32_or_bf16(kernel: Kernel, d: Option<DtypeArg>) -> Result<Vec<RmsDtype>, Usa
 fn everything() -> Vec<Job> {
     let mut plan = vec![];
     for d in [RmsDtype::F32, RmsDtype::Bf16] {
-        for (m, n) in [
-            (1, 8),
-            (14, 4096),
-            (14, 1000),
-            (37, 2056),
-            (16384, 4096),
-            (3, 12288),
-        ] {
-            plan.push(Job::Rmsnorm(d, m, n));
+        // every kernel at small and ragged sizes, the chosen one at large
+        for (m, n) in [(1, 8), (14, 1000), (37, 2056), (3, 12288), (5, 32776)] {
+            for w in WARPS {
+                plan.push(Job::Rmsnorm(d, m, n, Some(w)));
+            }
+        }
+        for (m, n) in [(14, 4096), (16384, 4096), (64, 32768)] {
+            plan.push(Job::Rmsnorm(d, m, n, None));
         }
         for (m, n) in [(1, 1), (37, 1000), (1024, 1024), (4099, 4097)] {
             plan.push(Job::Axpby(d, m, n));
@@ -465,6 +508,99 @@ fn everything() -> Vec<Job> {
         }
     }
     plan
+}
+
+/// The tuner's choices for the device of this run: the cache's entries for it, or none (no GPU,
+/// no cache file, or one that does not read: then the defaults, and a line saying why).
+struct Tuned {
+    device: Option<DeviceId>,
+    cache: Option<Cache>,
+    /// What to print about the cache, if anything.
+    note: Option<String>,
+}
+
+impl Tuned {
+    fn open(g: Option<&Gpu>) -> Self {
+        let Some(g) = g else {
+            return Tuned {
+                device: None,
+                cache: None,
+                note: None,
+            };
+        };
+        let device = g.device_id();
+        let (cache, note) = match Cache::default_path().map(|p| Cache::load(&p)) {
+            None => (None, Some("tune cache: no HOME, XDG_CACHE_HOME or TESSEL_TUNE_CACHE: the default configurations".to_string())),
+            Some(Err(e)) => (None, Some(format!("tune cache not read ({e}): the default configurations"))),
+            Some(Ok(c)) => {
+                let key = device.key();
+                let n = c.entries().iter().filter(|e| e.device == key).count();
+                let note = format!(
+                    "tune cache {}: {n} choices for this device{}",
+                    c.path().display(),
+                    if n == 0 { " (tessel tune makes them); the default configurations" } else { "" }
+                );
+                (Some(c), Some(note))
+            }
+        };
+        Tuned {
+            device: Some(device),
+            cache,
+            note,
+        }
+    }
+
+    fn line(&self) -> Option<&str> {
+        self.note.as_deref()
+    }
+
+    fn lookup(&self, kernel: &str, dtype: &str, n: i64) -> Option<&Entry> {
+        self.cache
+            .as_ref()?
+            .lookup(self.device.as_ref()?, kernel, dtype, n)
+    }
+
+    /// RMSNorm's configuration for rows of `n` elements of `T`, and whether it is the tuned one
+    /// (its staging capped at what the device allows now).
+    fn rms<T: RmsElem>(&self, g: Option<&Gpu>, n: i64) -> (RmsConfig, bool) {
+        let smem = g.map_or(232_448, |g| g.rmsnorm_smem());
+        match self
+            .lookup("rmsnorm", T::NAME, n)
+            .and_then(|e| e.config.parse::<RmsConfig>().ok())
+        {
+            Some(c) => (
+                RmsConfig {
+                    smem: c.smem.min(smem),
+                    ..c
+                },
+                true,
+            ),
+            None => (RmsConfig::default_for::<T>(n, smem), false),
+        }
+    }
+
+    /// The transpose's tile for `dtype`, and whether it is the tuned one.
+    fn tile(&self, dtype: &str) -> (Tile, bool) {
+        match self
+            .lookup("transpose", dtype, 0)
+            .and_then(|e| Tile::parse(&e.config).ok())
+        {
+            Some(t) => (t, true),
+            None => (
+                Tile::parse(<jobs::DefaultSmem<f32> as SmemTile<f32>>::NAME).expect("a tile"),
+                false,
+            ),
+        }
+    }
+}
+
+/// `tuned` or `default`, as bench rows say where their configuration came from.
+fn source(tuned: bool) -> &'static str {
+    if tuned {
+        "tuned"
+    } else {
+        "default"
+    }
 }
 
 /// Is the GPU absent (no driver, no device, no PTX for it) rather than present and failing?
@@ -502,9 +638,29 @@ pub fn ptx(a: PtxArgs) -> ExitCode {
     }
 }
 
-/// Runs one check.
-fn check(gpu: Option<&Gpu>, job: &Job, rng: &mut Rng) -> Result<Verdict, GpuError> {
-    fn typed<T: Elem>(gpu: Option<&Gpu>, job: &Job, rng: &mut Rng) -> Result<Verdict, GpuError> {
+/// Runs one check; `tuned` has the configurations the jobs that name none use.
+fn check(gpu: Option<&Gpu>, tuned: &Tuned, job: &Job, rng: &mut Rng) -> Result<Verdict, GpuError> {
+    fn typed<T: Elem>(
+        gpu: Option<&Gpu>,
+        tuned: &Tuned,
+        job: &Job,
+        rng: &mut Rng,
+    ) -> Result<Verdict, GpuError> {
+        fn rms<T: RmsElem>(
+            gpu: Option<&Gpu>,
+            tuned: &Tuned,
+            (r, c, w): (usize, usize, Option<i64>),
+            rng: &mut Rng,
+        ) -> Result<Verdict, GpuError> {
+            let cfg = match w {
+                Some(warps) => RmsConfig {
+                    warps,
+                    smem: gpu.map_or(232_448, |g| g.rmsnorm_smem()),
+                },
+                None => tuned.rms::<T>(gpu, c as i64).0,
+            };
+            jobs::run_rmsnorm::<T>(gpu, r, c, Some(cfg), rng)
+        }
         match *job {
             Job::Copy(_, n) => jobs::run_copy::<T>(gpu, n, rng),
             Job::Transpose(_, Some(SmemArg::Pad), r, c) => {
@@ -516,11 +672,13 @@ fn check(gpu: Option<&Gpu>, job: &Job, rng: &mut Rng) -> Result<Verdict, GpuErro
             Job::Transpose(_, Some(SmemArg::Pairs), r, c) => {
                 jobs::run_transpose::<T, Paired<T>>(gpu, r, c, rng)
             }
-            Job::Transpose(_, _, r, c) => {
-                jobs::run_transpose::<T, jobs::DefaultSmem<T>>(gpu, r, c, rng)
-            }
-            Job::Rmsnorm(RmsDtype::F32, r, c) => jobs::run_rmsnorm::<f32>(gpu, r, c, rng),
-            Job::Rmsnorm(RmsDtype::Bf16, r, c) => jobs::run_rmsnorm::<bf16>(gpu, r, c, rng),
+            Job::Transpose(_, _, r, c) => match tuned.tile(T::NAME).0 {
+                Tile::Pad => jobs::run_transpose::<T, Padded<T>>(gpu, r, c, rng),
+                Tile::Swizzle => jobs::run_transpose::<T, Swizzled<T>>(gpu, r, c, rng),
+                Tile::Pairs => jobs::run_transpose::<T, Paired<T>>(gpu, r, c, rng),
+            },
+            Job::Rmsnorm(RmsDtype::F32, r, c, w) => rms::<f32>(gpu, tuned, (r, c, w), rng),
+            Job::Rmsnorm(RmsDtype::Bf16, r, c, w) => rms::<bf16>(gpu, tuned, (r, c, w), rng),
             Job::Axpby(RmsDtype::F32, r, c) => joined(jobs::run_axpby::<f32>(gpu, r, c, rng)),
             Job::Axpby(RmsDtype::Bf16, r, c) => joined(jobs::run_axpby::<bf16>(gpu, r, c, rng)),
             Job::Gemm(d, f32_out, mnk) => {
@@ -549,11 +707,13 @@ fn check(gpu: Option<&Gpu>, job: &Job, rng: &mut Rng) -> Result<Verdict, GpuErro
         })
     }
     match job {
-        Job::Copy(Dtype::F16, ..) | Job::Transpose(Dtype::F16, ..) => typed::<f16>(gpu, job, rng),
-        Job::Copy(Dtype::Bf16, ..) | Job::Transpose(Dtype::Bf16, ..) => {
-            typed::<bf16>(gpu, job, rng)
+        Job::Copy(Dtype::F16, ..) | Job::Transpose(Dtype::F16, ..) => {
+            typed::<f16>(gpu, tuned, job, rng)
         }
-        _ => typed::<f32>(gpu, job, rng),
+        Job::Copy(Dtype::Bf16, ..) | Job::Transpose(Dtype::Bf16, ..) => {
+            typed::<bf16>(gpu, tuned, job, rng)
+        }
+        _ => typed::<f32>(gpu, tuned, job, rng),
     }
 }
 
@@ -578,10 +738,14 @@ pub fn run(a: RunArgs) -> ExitCode {
             println!("the GPU could not be used ({e}): running the host executions only; {replay}")
         }
     }
+    let tuned = Tuned::open(gpu.as_ref().ok());
+    if let Some(line) = tuned.line() {
+        println!("{line}");
+    }
     let mut rng = Rng::new(seed);
     let (mut failed, mut skipped) = (0, 0);
     for job in &plan {
-        match check(gpu.as_ref().ok(), job, &mut rng) {
+        match check(gpu.as_ref().ok(), &tuned, job, &mut rng) {
             Ok(v) => {
                 println!("{}", v.line);
                 failed += usize::from(!v.ok);
@@ -627,7 +791,7 @@ pub fn run(a: RunArgs) -> ExitCode {
 
 fn print_timing(t: &Timing) {
     println!(
-        "{:<36} {:>9.4} {:>9.1} {:>9.4} {:>9.1} {:>7.1}%   [{:.4} .. {:.4}] {:>6.1}",
+        "{:<36} {:>9.4} {:>9.1} {:>9.4} {:>9.1} {:>7.1}%   [{:.4} .. {:.4}] {:>6.1}  {}",
         t.what,
         t.ms,
         t.gbps(),
@@ -636,9 +800,17 @@ fn print_timing(t: &Timing) {
         100.0 * t.ratio(),
         t.spread.0,
         t.spread.1,
-        t.host_us
+        t.host_us,
+        t.config.as_deref().unwrap_or("")
     );
 }
+
+/// The RMSNorm sizes `tessel bench` and `tessel tune` time: N = 4096, 12288, 32768, with 2^26
+/// elements or more.
+const RMS_SIZES: [(usize, usize); 3] = [(16384, 4096), (16384, 12288), (4096, 32768)];
+
+/// The transposes' size for `tessel tune`: 8192 x 8192.
+const TUNE_TRANSPOSE: (usize, usize) = (8192, 8192);
 
 /// `tessel bench [KERNEL] [--reps N] [--seed N] [--device N]`.
 pub fn bench(a: BenchArgs) -> ExitCode {
@@ -658,8 +830,12 @@ pub fn bench(a: BenchArgs) -> ExitCode {
     };
     let seed = a.seed.unwrap_or_else(Rng::fresh_seed);
     println!("device: {} ({}, {} SMs); median of {} runs after 5 warm-ups, queued back to back (host us: the host's time per launch call, not in the figures); GB/s = (bytes read + written) / time; seed {seed}", g.name(), g.arch(), g.sms(), a.reps);
+    let tuned = Tuned::open(Some(&g));
+    if let Some(line) = tuned.line() {
+        println!("{line}");
+    }
     println!(
-        "{:<36} {:>9} {:>9} {:>9} {:>9} {:>8}   [min .. max ms] host us",
+        "{:<36} {:>9} {:>9} {:>9} {:>9} {:>8}   [min .. max ms] host us  config",
         "kernel", "ms", "GB/s", "memcpy ms", "GB/s", "of copy"
     );
     let mut rng = Rng::new(seed);
@@ -674,9 +850,25 @@ pub fn bench(a: BenchArgs) -> ExitCode {
         rows.push(t);
     };
     if which(Kernel::Rmsnorm) {
-        go(jobs::bench_rmsnorm::<bf16>(&g, 16384, 4096, r, &mut rng));
-        go(jobs::bench_rmsnorm::<f32>(&g, 16384, 4096, r, &mut rng));
-        go(jobs::bench_rmsnorm::<bf16>(&g, 16384, 12288, r, &mut rng));
+        fn rms<T: RmsElem>(
+            g: &Gpu,
+            tuned: &Tuned,
+            (r, rng): (usize, &mut Rng),
+            go: &mut dyn FnMut(Result<Timing, GpuError>),
+        ) {
+            for size in RMS_SIZES {
+                let (cfg, from) = tuned.rms::<T>(Some(g), size.1 as i64);
+                go(
+                    jobs::bench_rmsnorm::<T>(g, size, &[cfg], r, rng).map(|mut t| {
+                        let mut t = t.remove(0);
+                        t.config = Some(format!("{cfg} ({})", source(from)));
+                        t
+                    }),
+                );
+            }
+        }
+        rms::<bf16>(&g, &tuned, (r, &mut rng), &mut go);
+        rms::<f32>(&g, &tuned, (r, &mut rng), &mut go);
     }
     if which(Kernel::Axpby) {
         go(jobs::bench_axpby::<bf16>(&g, 8192, 8192, r, &mut rng));
@@ -757,14 +949,281 @@ pub fn bench(a: BenchArgs) -> ExitCode {
         both::<f32>(&g, r, &mut rng, &mut go);
         both::<f16>(&g, r, &mut rng, &mut go);
         both::<bf16>(&g, r, &mut rng, &mut go);
-        go(jobs::bench_transpose::<f32, jobs::DefaultSmem<f32>>(
-            &g, 8191, 8193, r, &mut rng,
-        ));
-        go(jobs::bench_transpose::<f32, Paired<f32>>(
-            &g, 8191, 8193, r, &mut rng,
-        ));
+        // the ragged shape in every tile, the chosen one marked
+        let (chosen, from) = tuned.tile(f32::NAME);
+        for tile in [Tile::Swizzle, Tile::Pairs] {
+            let t = bench_tile::<f32>(&g, tile, (8191, 8193), r, &mut rng);
+            go(t.map(|mut t| {
+                if tile == chosen {
+                    t.config = Some(format!("chosen ({})", source(from)));
+                }
+                t
+            }));
+        }
     }
     if rows.iter().any(|t| t.is_err()) {
+        return ExitCode::FAILURE;
+    }
+    ExitCode::SUCCESS
+}
+
+/// Times the transpose of `rows x cols` elements of `T` through `tile`.
+fn bench_tile<T: Elem>(
+    g: &Gpu,
+    tile: Tile,
+    (rows, cols): (usize, usize),
+    r: usize,
+    rng: &mut Rng,
+) -> Result<Timing, GpuError> {
+    match tile {
+        Tile::Pad => jobs::bench_transpose::<T, Padded<T>>(g, rows, cols, r, rng),
+        Tile::Swizzle => jobs::bench_transpose::<T, Swizzled<T>>(g, rows, cols, r, rng),
+        Tile::Pairs => jobs::bench_transpose::<T, Paired<T>>(g, rows, cols, r, rng),
+    }
+}
+
+/// What `tessel tune` can tune.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TuneKernel {
+    /// warps per row and staging, per type and N (4096, 12288, 32768)
+    Rmsnorm,
+    /// the shared tile (pad, swizzle, pairs), per type
+    Transpose,
+    /// both
+    All,
+}
+
+pub const TUNE_HELP: &str = "\
+Times each candidate configuration on the GPU present and records the fastest in the tune cache,
+per device (name, SMs, memory clock and bus width), kernel, type and size; `tessel run` and
+`tessel bench` use the cache's choice where it has one (bench prints `(tuned)` or `(default)`
+beside each configuration). Before it is timed, each candidate is checked on fresh random input
+against its host execution; one that fails is not chosen.
+  rmsnorm    rmsnorm_w{1,2,4,8,16}_{f32,bf16}, each staging in all or half of the shared memory a
+             block may have, at 16384x4096, 16384x12288 and 4096x32768
+  transpose  transpose_{pad,swizzle,pairs}_{f32,f16,bf16} at 8192x8192
+The copy has one configuration: nothing to tune.
+
+The cache: $TESSEL_TUNE_CACHE, else $XDG_CACHE_HOME/tessel/tune.tsv, else
+$HOME/.cache/tessel/tune.tsv (tab-separated lines: device, kernel, dtype, n, config, ms, of_copy).
+
+Exit status: 0 tuned and recorded, 1 a kernel failed to run, a candidate failed its check, or the
+cache could not be read or written, 2 bad arguments, 3 no GPU or no PTX for it.";
+
+/// `tessel tune`'s arguments.
+#[derive(Args)]
+pub struct TuneArgs {
+    /// rmsnorm, transpose or all
+    #[arg(value_enum, value_name = "KERNEL", default_value_t = TuneKernel::All)]
+    kernel: TuneKernel,
+    /// Timed runs of each candidate (and of the memcpy)
+    #[arg(long, value_name = "N", default_value_t = 20,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    reps: u32,
+    /// Seed of the random inputs [default: a fresh one, printed]
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// CUDA device ordinal
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    device: usize,
+}
+
+/// One candidate's outcome: its configuration's text and timing, or why it is out.
+type Tried = (String, Result<Timing, String>);
+
+/// Prints the progress line of candidate `k` of `total`.
+fn progress(k: usize, total: usize, what: &str, t: &Tried) {
+    match &t.1 {
+        Ok(t) => println!(
+            "[{k:>3}/{total}] {what} {:<14} {:>9.4} ms {:>6.1}% of copy",
+            t.config.as_deref().unwrap_or(""),
+            t.ms,
+            100.0 * t.ratio()
+        ),
+        Err(e) => println!("[{k:>3}/{total}] {what} {:<14} out: {e}", t.0),
+    }
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+}
+
+/// The fastest of `tried` as a cache entry, and its line; `None` when none ran.
+fn best(
+    device: &DeviceId,
+    (kernel, dtype, n): (&str, &str, i64),
+    tried: &[Tried],
+    default: &str,
+) -> Option<(Entry, String)> {
+    let (config, t) = tried
+        .iter()
+        .filter_map(|(c, t)| t.as_ref().ok().map(|t| (c, t)))
+        .min_by(|a, b| a.1.ms.total_cmp(&b.1.ms))?;
+    let vs = tried
+        .iter()
+        .find(|(c, _)| c == default)
+        .and_then(|(_, t)| t.as_ref().ok())
+        .map_or(String::new(), |d| {
+            format!("; the default {default}: {:.1}%", 100.0 * d.ratio())
+        });
+    let line = format!("  best: {config} {:.1}% of copy{vs}", 100.0 * t.ratio());
+    Some((
+        Entry {
+            device: device.key(),
+            kernel: kernel.into(),
+            dtype: dtype.into(),
+            n,
+            config: config.clone(),
+            ms: t.ms,
+            of_copy: t.ratio(),
+        },
+        line,
+    ))
+}
+
+/// `tessel tune [KERNEL] [--reps N] [--seed N] [--device N]`.
+pub fn tune(a: TuneArgs) -> ExitCode {
+    let g = match Gpu::open(a.device, ptx::PTX) {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("tessel tune: {e}");
+            return ExitCode::from(if absent(&e) { NO_GPU } else { 1 });
+        }
+    };
+    let Some(path) = Cache::default_path() else {
+        eprintln!(
+            "tessel tune: no place for the cache: set TESSEL_TUNE_CACHE, XDG_CACHE_HOME or HOME"
+        );
+        return ExitCode::FAILURE;
+    };
+    let mut cache = match Cache::load(&path) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("tessel tune: the cache does not read, and is left as it is: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let device = g.device_id();
+    let seed = a.seed.unwrap_or_else(Rng::fresh_seed);
+    println!(
+        "device: {device}; median of {} runs after 5 warm-ups; seed {seed}; cache {}",
+        a.reps,
+        path.display()
+    );
+    let mut rng = Rng::new(seed);
+    let r = a.reps as usize;
+    let which = |k| a.kernel == k || a.kernel == TuneKernel::All;
+    let mut failed = false;
+    let mut found = vec![];
+    if which(TuneKernel::Rmsnorm) {
+        fn rms<T: RmsElem>(
+            g: &Gpu,
+            (r, rng): (usize, &mut Rng),
+            out: &mut dyn FnMut(&str, i64, Vec<Tried>, String),
+        ) {
+            let cands = RmsConfig::candidates(g.rmsnorm_smem());
+            for (rows, cols) in RMS_SIZES {
+                let what = format!("rmsnorm_{} {rows}x{cols}", T::NAME);
+                let mut tried = vec![];
+                // each candidate checked on a few rows first
+                let mut ok = vec![];
+                for &cfg in &cands {
+                    match jobs::run_rmsnorm::<T>(Some(g), 5, cols, Some(cfg), rng) {
+                        Ok(v) if v.ok => ok.push(cfg),
+                        Ok(v) => tried.push((cfg.to_string(), Err(v.line))),
+                        Err(e) => tried.push((cfg.to_string(), Err(e.to_string()))),
+                    }
+                }
+                match jobs::bench_rmsnorm::<T>(g, (rows, cols), &ok, r, rng) {
+                    Ok(ts) => {
+                        tried.extend(ok.iter().map(|c| c.to_string()).zip(ts.into_iter().map(Ok)))
+                    }
+                    Err(e) => tried.extend(ok.iter().map(|c| (c.to_string(), Err(e.to_string())))),
+                }
+                let default = RmsConfig::default_for::<T>(cols as i64, g.rmsnorm_smem());
+                out(&what, cols as i64, tried, default.to_string());
+            }
+        }
+        let total = 2 * RMS_SIZES.len() * RmsConfig::candidates(0).len();
+        let mut k = 0;
+        for dtype in ["bf16", "f32"] {
+            let mut out = |what: &str, n: i64, tried: Vec<Tried>, default: String| {
+                for t in &tried {
+                    k += 1;
+                    progress(k, total, what, t);
+                    failed |= t.1.is_err();
+                }
+                if let Some(b) = best(&device, ("rmsnorm", dtype, n), &tried, &default) {
+                    println!("{}", b.1);
+                    found.push(b.0);
+                }
+            };
+            if dtype == "bf16" {
+                rms::<bf16>(&g, (r, &mut rng), &mut out);
+            } else {
+                rms::<f32>(&g, (r, &mut rng), &mut out);
+            }
+        }
+    }
+    if which(TuneKernel::Transpose) {
+        let total = 3 * Tile::ALL.len();
+        let mut k = 0;
+        fn tiles<T: Elem>(g: &Gpu, r: usize, rng: &mut Rng) -> Vec<Tried> {
+            Tile::ALL
+                .into_iter()
+                .map(|tile| {
+                    let name = tile.name().to_string();
+                    let check = match tile {
+                        Tile::Pad => jobs::run_transpose::<T, Padded<T>>(Some(g), 63, 65, rng),
+                        Tile::Swizzle => {
+                            jobs::run_transpose::<T, Swizzled<T>>(Some(g), 63, 65, rng)
+                        }
+                        Tile::Pairs => jobs::run_transpose::<T, Paired<T>>(Some(g), 63, 65, rng),
+                    };
+                    let t = match check {
+                        Ok(v) if v.ok => bench_tile::<T>(g, tile, TUNE_TRANSPOSE, r, rng)
+                            .map(|mut t| {
+                                t.config = Some(name.clone());
+                                t
+                            })
+                            .map_err(|e| e.to_string()),
+                        Ok(v) => Err(v.line),
+                        Err(e) => Err(e.to_string()),
+                    };
+                    (name, t)
+                })
+                .collect()
+        }
+        for (dtype, tried) in [
+            (f32::NAME, tiles::<f32>(&g, r, &mut rng)),
+            (f16::NAME, tiles::<f16>(&g, r, &mut rng)),
+            (bf16::NAME, tiles::<bf16>(&g, r, &mut rng)),
+        ] {
+            let what = format!(
+                "transpose_{dtype} {}x{}",
+                TUNE_TRANSPOSE.0, TUNE_TRANSPOSE.1
+            );
+            for t in &tried {
+                k += 1;
+                progress(k, total, &what, t);
+                failed |= t.1.is_err();
+            }
+            let default = <jobs::DefaultSmem<f32> as SmemTile<f32>>::NAME;
+            if let Some(b) = best(&device, ("transpose", dtype, 0), &tried, default) {
+                println!("{}", b.1);
+                found.push(b.0);
+            }
+        }
+    }
+    let n = found.len();
+    for e in found {
+        cache.record(e);
+    }
+    if let Err(e) = cache.save() {
+        eprintln!("tessel tune: {e}");
+        return ExitCode::FAILURE;
+    }
+    println!("recorded {n} choices for {device} in {}", path.display());
+    if failed {
+        println!("some candidates failed (above): not chosen");
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
@@ -812,15 +1271,26 @@ mod tests {
         assert_eq!(
             plan_of(&["rmsnorm", "3", "16", "--dtype", "all"]),
             Ok(vec![
-                Job::Rmsnorm(RmsDtype::F32, 3, 16),
-                Job::Rmsnorm(RmsDtype::Bf16, 3, 16)
+                Job::Rmsnorm(RmsDtype::F32, 3, 16, None),
+                Job::Rmsnorm(RmsDtype::Bf16, 3, 16, None)
             ])
         );
         assert_eq!(
             plan_of(&["rmsnorm", "--dtype", "bf16"]),
-            Ok(vec![Job::Rmsnorm(RmsDtype::Bf16, 14, 4096)])
+            Ok(vec![Job::Rmsnorm(RmsDtype::Bf16, 14, 4096, None)])
         );
-        assert_eq!(plan_of(&["all", "--seed", "3"]).map(|p| p.len()), Ok(87));
+        assert_eq!(
+            plan_of(&["rmsnorm", "5", "64", "--warps", "4"]),
+            Ok(vec![Job::Rmsnorm(RmsDtype::F32, 5, 64, Some(4))])
+        );
+        assert_eq!(
+            plan_of(&["rmsnorm", "--warps", "all"]),
+            Ok(WARPS
+                .iter()
+                .map(|&w| Job::Rmsnorm(RmsDtype::F32, 14, 4096, Some(w)))
+                .collect())
+        );
+        assert_eq!(plan_of(&["all", "--seed", "3"]).map(|p| p.len()), Ok(131));
         assert_eq!(
             plan_of(&["gemm", "4095", "4097", "1023", "--dtype", "f16"]),
             Ok(vec![
@@ -856,6 +1326,11 @@ mod tests {
             (&["copy", "--smem", "swizzle"], "--smem"),
             (&["all", "--dtype", "f32"], "--dtype"),
             (&["all", "--smem", "pad"], "--smem"),
+            (&["all", "--warps", "2"], "--warps"),
+            (
+                &["copy", "--warps", "2"],
+                "--warps is RMSNorm's warps per row",
+            ),
             (&["all", "5"], "no SIZES"),
             (&["copy", "1", "2"], "copy takes 1 size (N), got 2"),
             (
@@ -896,6 +1371,8 @@ mod tests {
             &["gemm", "1", "2", "3", "--smem", "pad"],
             &["copy", "--dtype", "f64"],
             &["transpose", "--smem", "none"],
+            &["rmsnorm", "--warps", "3"],
+            &["rmsnorm", "--warps", "32"],
             &["copy", "--seed", "-1"],
             &["copy", "--reps", "5"],
             &["copy", "--arch", "sm_90"],

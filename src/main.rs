@@ -88,6 +88,10 @@ enum Command {
     /// Time the kernels (CUDA events) beside cuMemcpyDtoD of the same bytes
     #[command(after_help = gpu_cli::BENCH_HELP)]
     Bench(gpu_cli::BenchArgs),
+    #[cfg(feature = "gpu")]
+    /// Time each kernel's configurations on this GPU and record the fastest for run and bench
+    #[command(after_help = gpu_cli::TUNE_HELP)]
+    Tune(gpu_cli::TuneArgs),
 }
 
 const EVAL_HELP: &str = "\
@@ -182,6 +186,8 @@ fn main() -> ExitCode {
         Command::Run(args) => gpu_cli::run(args),
         #[cfg(feature = "gpu")]
         Command::Bench(args) => gpu_cli::bench(args),
+        #[cfg(feature = "gpu")]
+        Command::Tune(args) => gpu_cli::tune(args),
     }
 }
 

@@ -39,7 +39,7 @@ fn eval_stdin(input: &[u8]) -> (Vec<String>, Option<i32>) {
 
 #[test]
 fn help_of_every_command() {
-    for cmd in ["eval", "show", "ptx", "run", "bench"] {
+    for cmd in ["eval", "show", "ptx", "run", "bench", "tune"] {
         for args in [vec![cmd, "--help"], vec![cmd, "-h"], vec!["help", cmd]] {
             let out = tessel(&args);
             assert_eq!(out.status.code(), Some(0), "{args:?}");
@@ -53,7 +53,7 @@ fn help_of_every_command() {
     let out = tessel(&["--help"]);
     assert_eq!(out.status.code(), Some(0));
     let help = text(&out.stdout);
-    for cmd in ["eval", "show", "ptx", "run", "bench"] {
+    for cmd in ["eval", "show", "ptx", "run", "bench", "tune"] {
         assert!(
             help.contains(&format!("  {cmd} ")),
             "{cmd} missing in\n{help}"
@@ -187,6 +187,54 @@ fn bad_sizes_are_refused() {
     refused(&["run", "copy", "--seed", "-1"], "--seed");
     refused(&["run", "copy", "--device", "x"], "--device");
     refused(&["bench", "--reps", "0"], "0 is not in 1..=1000000");
+    refused(&["tune", "--reps", "0"], "0 is not in 1..=1000000");
+    refused(
+        &["tune", "copy"],
+        "[possible values: rmsnorm, transpose, all]",
+    );
+    refused(
+        &["tune", "rmsnorm", "--warps", "2"],
+        "unexpected argument '--warps'",
+    );
+    refused(
+        &["run", "rmsnorm", "--warps", "3"],
+        "[possible values: 1, 2, 4, 8, 16, all]",
+    );
+    refused(
+        &["run", "copy", "--warps", "2"],
+        "--warps is RMSNorm's warps per row",
+    );
+}
+
+/// `tessel tune` without a GPU says so and exits 3, writing no cache.
+#[test]
+fn tune_without_a_gpu_exits_3() {
+    let dir = std::env::temp_dir().join(format!("tessel-tune-cli-{}", std::process::id()));
+    let cache = dir.join("tune.tsv");
+    let out = Command::new(env!("CARGO_BIN_EXE_tessel"))
+        .args(["tune", "rmsnorm", "--reps", "1"])
+        .env("TESSEL_TUNE_CACHE", &cache)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    if out.status.code() == Some(3) {
+        assert!(
+            text(&out.stderr).starts_with("tessel tune: "),
+            "{}",
+            text(&out.stderr)
+        );
+        assert!(!cache.exists());
+    } else {
+        // a GPU: the choices are recorded
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+        let t = std::fs::read_to_string(&cache).unwrap();
+        assert_eq!(
+            t.lines().filter(|l| l.contains("\trmsnorm\t")).count(),
+            6,
+            "{t}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
 
 #[test]

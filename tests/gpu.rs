@@ -63,13 +63,15 @@ fn bad_layouts_are_refused() {
     assert!(g.copy(&a, &mut c).is_err());
 }
 
-/// RMSNorm of padded rows (`x` and `y` with different row strides above `N`): the device's `y`
-/// buffer, padding included, bit-equal to the host execution's (the padding stays poisoned).
+/// RMSNorm of padded rows (`x` and `y` with different row strides above `N`), with each count of
+/// warps per row: the device's `y` buffer, padding included, bit-equal to the host execution's
+/// (the padding stays poisoned).
 #[test]
 fn rmsnorm_of_padded_rows_matches_the_host_execution() {
     use host::elem::RmsElem;
+    use host::tune::RmsConfig;
     use layout_core::{FlatLayout, Layout};
-    use tessel_gpu::rmsnorm::RmsNorm;
+    use tessel_gpu::rmsnorm::WARPS;
     let Some(g) = gpu() else { return };
     let mut rng = seeded("rmsnorm_of_padded_rows_matches_the_host_execution");
     fn check<T: RmsElem>(g: &Gpu, rng: &mut Rng, (m, n, ldx, ldy): (i64, i64, i64, i64)) {
@@ -77,20 +79,27 @@ fn rmsnorm_of_padded_rows_matches_the_host_execution() {
         let (lx, ly, lw) = (flat(ldx), flat(ldy), FlatLayout::new([n], [1]).unwrap());
         let x: Vec<T> = rng.fill(((m - 1) * ldx + n) as usize);
         let w: Vec<T> = rng.fill(n as usize);
-        let staged = RmsNorm::<T>::staged_for(n, g.rmsnorm_smem());
-        let host =
-            host::exec::rmsnorm_strided(&x, lx, &w, lw, ly, 1e-6, staged, T::poison()).unwrap();
-        let to = |l: FlatLayout<2>| l.to_layout().unwrap();
-        let dx = g.upload(&x, to(lx)).unwrap();
-        let dw = g.upload(&w, Layout::int(n, 1).unwrap()).unwrap();
-        let mut dy = g.filled(to(ly), T::poison()).unwrap();
-        g.rmsnorm(&dx, &dw, &mut dy, 1e-6).unwrap();
-        let y = g.download(&dy).unwrap();
-        let bad = y
-            .iter()
-            .zip(&host.out)
-            .position(|(a, b)| a.bits() != b.bits());
-        assert_eq!(bad, None, "{} {m}x{n} ld {ldx}/{ldy}", T::NAME);
+        for warps in WARPS {
+            let cfg = RmsConfig {
+                warps,
+                smem: g.rmsnorm_smem(),
+            };
+            let staged = T::staged_for(warps, n, cfg.smem);
+            let host =
+                host::exec::rmsnorm_strided(&x, lx, &w, lw, ly, 1e-6, (warps, staged), T::poison())
+                    .unwrap();
+            let to = |l: FlatLayout<2>| l.to_layout().unwrap();
+            let dx = g.upload(&x, to(lx)).unwrap();
+            let dw = g.upload(&w, Layout::int(n, 1).unwrap()).unwrap();
+            let mut dy = g.filled(to(ly), T::poison()).unwrap();
+            g.rmsnorm_with(&dx, &dw, &mut dy, 1e-6, cfg).unwrap();
+            let y = g.download(&dy).unwrap();
+            let bad = y
+                .iter()
+                .zip(&host.out)
+                .position(|(a, b)| a.bits() != b.bits());
+            assert_eq!(bad, None, "{} {m}x{n} ld {ldx}/{ldy} {cfg}", T::NAME);
+        }
     }
     for shape in [
         (1, 8, 16, 8),

@@ -132,6 +132,14 @@ kernels! {
     axpby_bf16 => axpby::Axpby<bf16>,
     rmsnorm_f32 => rmsnorm::RmsNorm<f32>,
     rmsnorm_bf16 => rmsnorm::RmsNorm<bf16>,
+    rmsnorm_w2_f32 => rmsnorm::RmsNorm<f32, 2>,
+    rmsnorm_w2_bf16 => rmsnorm::RmsNorm<bf16, 2>,
+    rmsnorm_w4_f32 => rmsnorm::RmsNorm<f32, 4>,
+    rmsnorm_w4_bf16 => rmsnorm::RmsNorm<bf16, 4>,
+    rmsnorm_w8_f32 => rmsnorm::RmsNorm<f32, 8>,
+    rmsnorm_w8_bf16 => rmsnorm::RmsNorm<bf16, 8>,
+    rmsnorm_w16_f32 => rmsnorm::RmsNorm<f32, 16>,
+    rmsnorm_w16_bf16 => rmsnorm::RmsNorm<bf16, 16>,
 }
 
 /// Declares the GEMM entry points, `name => (input, output)`: each an `extern "ptx-kernel"`

@@ -1,26 +1,36 @@
 //! RMSNorm over the rows of an `M x N` matrix: `y = x / sqrt(mean(x^2) + eps) * w`, written as
 //! seed 002 describes (this kernel is its example).
 //!
-//! A block takes 4 rows, one warp per row: the tiled copy [`RmsNorm::COPY`] is
-//! `make_tiled_copy_tv((4,32):(32,1), (1,V), 128, bits)` (`V = 4` for f32, `8` for bf16) over tiles
-//! of [`RmsNorm::TILER`] `= (4, 32V)`. Block `b` walks the tiles `(b, k)`, `k = 0, 1, ...` along its
+//! [`RmsNorm<T, W>`] gives each row `W` warps (1, 2, 4, 8 or 16) and each block
+//! [`RmsNorm::THREADS`] `= 32 max(4, W)` threads: 4 rows of one warp, 2 rows of 2 warps, one row
+//! of 4, 8 or 16. The tiled copy [`RmsNorm::COPY`] is `make_tiled_copy_tv((R,32W):(32W,1), (1,V),
+//! 128, bits)` (`R` rows per block, `V = 4` for f32, `8` for bf16) over tiles of
+//! [`RmsNorm::TILER`] `= (R, 32WV)`. Block `b` walks the tiles `(b, k)`, `k = 0, 1, ...` along its
 //! rows: `local_tile` of `x`, `y` and of the identity tensor `make_identity_tensor((M,N))`, the
 //! thread's `partition_S` / `partition_D` of each ([`RmsNorm::PLAN`], `get_slice(t)`), and the
 //! predicate `elem_less` of the thread's identity values: rows past `M` (the last block of a ragged
 //! `M`) and columns past `N` (a ragged last tile) are skipped. A thread's values of a tile are one
 //! 128-bit atom (`V` consecutive columns of one row; `N` is a multiple of `V`, so an atom is wholly
 //! inside or wholly outside, and its first value's predicate is the atom's). The weights `w` are
-//! tiled as row 0 of their broadcast `(4, N):(0, 1)` (`broadcast_rows`): every warp's thread reads
+//! tiled as row 0 of their broadcast `(R, N):(0, 1)` (`broadcast_rows`): every warp's thread reads
 //! the atom of `w` under its atom of `x`.
 //!
 //! Step 0 ([`RmsNorm::partial`]) stages the thread's atoms of its row in shared memory —
 //! asynchronous copies ([`AsyncCopy`], `cp.async` on the device), all in flight before the one
 //! wait, no registers held — then sums their squares in f32. Between the steps the warp's sum is
 //! the [`Collective::WarpSum`] butterfly (shuffles on the device, the same additions on the host).
-//! Step 1 ([`RmsNorm::finish`]) scales the staged atoms by `rstd * w` and writes `y`, in groups of
-//! [`DEPTH`] tiles whose `w` loads are all in flight before the first store. Each thread reads back
-//! only the slots it staged, so no barrier is needed. A row longer than the staging area
-//! ([`RmsParams::staged`] tiles) has its remaining tiles read twice, `DEPTH` at a time.
+//! With `W > 1` a row's sum is its warps' sums: step 1 ([`RmsNorm::publish`]) has lane 0 of each
+//! warp write its warp's sum to shared memory, a [`Collective::SyncThreads`] follows, and the last
+//! step adds the row's `W` sums in warp order (every thread of the row the same additions, the
+//! host execution too, so the results are bit-equal). The last step ([`RmsNorm::finish`]) scales
+//! the staged atoms by `rstd * w` and writes `y`, in groups of [`DEPTH`] tiles whose `w` loads are
+//! all in flight before the first store. Each thread reads back only the slots it staged. A row
+//! longer than the staging area ([`RmsParams::staged`] tiles) has its remaining tiles read twice,
+//! `DEPTH` at a time.
+//!
+//! Short rows want few warps per row (many rows in flight per block), long rows many (their
+//! atoms spread over more threads, one row's staging per block); which `W` is fastest for an `N`
+//! on a device is what `tessel tune rmsnorm` measures.
 //!
 //! Any row stride of `x` and `y` works (padded or sliced rows), as long as rows stay 16-byte
 //! aligned and `y`'s rows do not overlap; the last modes need unit strides, which
@@ -36,23 +46,16 @@ use layout_core::{
     Layout, TiledCopy, TvCoords,
 };
 
-/// Rows per block (one warp each).
+/// Rows per block of the one-warp-per-row kernel ([`RmsNorm<T, 1>`]).
 pub const ROWS: i64 = 4;
-/// Threads per block.
-pub const THREADS: i64 = ROWS * 32;
 /// Tiles a thread loads before it uses them, past the staged ones.
 pub const DEPTH: i64 = 4;
 const _: () = assert!(DEPTH == 4, "unroll4 covers DEPTH tiles");
-/// Shared memory per staged tile: one 16-byte slot per thread.
-pub const STAGE_BYTES: i64 = THREADS * 16;
+/// The warps per row the kernels are built for (`kernels!` in `lib.rs`), fewest first.
+pub const WARPS: [i64; 5] = [1, 2, 4, 8, 16];
 
-/// The most tiles of a row a block stages (128 MiB of slots: more than any device's shared
-/// memory per block).
+/// The most tiles of a row a block stages (more than any device's shared memory per block).
 pub const MAX_STAGED: i64 = 1 << 16;
-/// The block's staging slots in shared memory, 16 bytes each: `(THREADS, staged):(1, THREADS)` —
-/// thread `t` stages its atom of tile `k` in slot `(t, k)` (the shape's second extent is the
-/// largest `staged`, [`MAX_STAGED`]; a launch has `staged` of them).
-pub const SLOTS: FlatLayout<2> = const_ok!(FlatLayout::new([THREADS, MAX_STAGED], [1, THREADS]));
 
 /// RMSNorm's parameters, one by-value kernel parameter: `x` and `y` `(M,N)` (any row stride, unit
 /// column stride), `w` `N:1`.
@@ -67,25 +70,49 @@ pub struct RmsParams<E> {
     pub y: FlatTensor<E, 2>,
     /// Added to the mean square.
     pub eps: f32,
-    /// Tiles of each row staged in shared memory (`staged * STAGE_BYTES` bytes per block; the
+    /// Tiles of each row staged in shared memory (`staged * RmsNorm::STAGE_BYTES` bytes per block; the
     /// rest of a row is read twice): [`RmsNorm::staged_for`] the shared memory a block may have.
     /// `prepare` caps it at the row's tiles.
     pub staged: i64,
 }
 
-/// The RMSNorm kernel for element type `T` (`f32` or `bf16`).
-pub struct RmsNorm<T>(PhantomData<T>);
+/// The RMSNorm kernel for element type `T` (`f32` or `bf16`), `W` warps per row.
+pub struct RmsNorm<T, const W: i64 = 1>(PhantomData<T>);
 
-impl<T: Real> RmsNorm<T> {
+impl<T: Real, const W: i64> RmsNorm<T, W> {
     /// Elements per 128-bit access.
     pub const V: i64 = 128 / T::BITS;
-    /// Columns per tile: 32 lanes of `V`.
-    pub const TILE_N: i64 = 32 * Self::V;
-    /// The tile: a warp's row of `32 V` columns, 4 rows.
-    pub const TILER: [i64; 2] = [ROWS, Self::TILE_N];
-    /// The tiled copy: `(4,32)` row-major threads, `(1,V)` values, 128-bit atoms.
+    /// Threads per block: `32 max(4, W)`.
+    pub const THREADS: i64 = 32 * if W < 4 { 4 } else { W };
+    /// Rows per block: `THREADS / 32W`.
+    pub const ROWS: i64 = Self::THREADS / (32 * W);
+    /// Warps per block.
+    pub const WARPS: i64 = Self::THREADS / 32;
+    /// Columns per tile: `32W` lanes of `V`.
+    pub const TILE_N: i64 = 32 * W * Self::V;
+    /// The tile: `ROWS` rows of `32 W V` columns.
+    pub const TILER: [i64; 2] = [Self::ROWS, Self::TILE_N];
+    /// Shared memory per staged tile: one 16-byte slot per thread.
+    pub const STAGE_BYTES: i64 = Self::THREADS * 16;
+    /// Shared memory for the warps' sums after the staged tiles (one 16-byte slot per warp;
+    /// none with one warp per row).
+    pub const SUMS_BYTES: i64 = if W == 1 { 0 } else { 16 * Self::WARPS };
+    /// The block's staging slots in shared memory, 16 bytes each: `(THREADS, staged):(1,
+    /// THREADS)` — thread `t` stages its atom of tile `k` in slot `(t, k)` (the shape's second
+    /// extent is the largest `staged`, [`MAX_STAGED`]; a launch has `staged` of them). The warps'
+    /// sums follow the `staged` tiles: [`RmsNorm::sums`].
+    pub const SLOTS: FlatLayout<2> = const_ok!(FlatLayout::new(
+        [Self::THREADS, MAX_STAGED],
+        [1, Self::THREADS]
+    ));
+    /// The warps' sums: `WARPS:1` slots ([`RmsNorm::sums`]).
+    pub const SUMS: FlatLayout<1> = const_ok!(FlatLayout::new([Self::WARPS], [1]));
+    /// The tiled copy: `(ROWS, 32W)` row-major threads, `(1,V)` values, 128-bit atoms.
     pub const COPY: TiledCopy = const_ok!(make_tiled_copy_tv(
-        &const_ok!(Layout::parse("(4,32):(32,1)")),
+        &const_ok!(Layout::from_parts(
+            const_ok!(IntTuple::from_ints(&[Self::ROWS, 32 * W])),
+            &[32 * W, 1]
+        )),
         &const_ok!(Layout::from_parts(
             const_ok!(IntTuple::from_ints(&[1, Self::V])),
             &[1, 1]
@@ -96,11 +123,13 @@ impl<T: Real> RmsNorm<T> {
     /// The copy's partition of a tile, as coordinates.
     pub const PLAN: TvCoords<2> = const_ok!(TvCoords::new(&Self::COPY, Self::TILER));
 
-    /// A thread's values of a tile are one atom: `V` consecutive columns of a row.
+    /// A thread's values of a tile are one atom: `V` consecutive columns of a row; `W` is one
+    /// of [`WARPS`].
     const _ONE_ATOM: () = assert!(
         Self::PLAN.values() == Self::V
             && Self::PLAN.atom_vals() == Self::V
-            && Self::PLAN.threads() == THREADS
+            && Self::PLAN.threads() == Self::THREADS
+            && (W == 1 || W == 2 || W == 4 || W == 8 || W == 16)
     );
 
     /// Tiles along a row of `cols` elements.
@@ -111,8 +140,13 @@ impl<T: Real> RmsNorm<T> {
     /// Tiles to stage for rows of `cols` elements with `smem` bytes of shared memory per block:
     /// the whole row when it fits.
     pub const fn staged_for(cols: i64, smem: i64) -> i64 {
-        let (all, fit) = (Self::tiles(cols), smem / STAGE_BYTES);
-        if all < fit {
+        let (all, fit) = (
+            Self::tiles(cols),
+            (smem - Self::SUMS_BYTES) / Self::STAGE_BYTES,
+        );
+        if fit < 0 {
+            0
+        } else if all < fit {
             all
         } else {
             fit
@@ -135,7 +169,7 @@ impl<T: Real> RmsNorm<T> {
         let (b, t) = (c.block[0], c.thread);
         let thr = Self::PLAN.get_slice(t);
         let id = make_coord_tensor(p.x.shape());
-        let slots = FlatTensor::new(c.smem, SLOTS);
+        let slots = FlatTensor::new(c.smem, Self::SLOTS);
         let inside = |k: i64| {
             thr.partition_S(&id.local_tile(Self::TILER, [b, k]))
                 .elem_less(0)
@@ -172,11 +206,49 @@ impl<T: Real> RmsNorm<T> {
         acc
     }
 
-    /// Step 1 of thread `c.thread` in block `c.block[0]`, given its row's sum of squares:
-    /// `y = x rstd w` over its atoms of the row.
+    /// The warps' sums, one 16-byte slot each (the sum in word 0), after the `staged` tiles of
+    /// slots: `WARPS:1`.
+    fn sums<S: Mem<V4>>(p: &RmsParams<impl Engine>, c: &Ctx<S>) -> FlatTensor<S, 1> {
+        let at = c.smem.advance(p.staged * Self::THREADS);
+        FlatTensor::new(at, Self::SUMS)
+    }
+
+    /// Step 1 with `W > 1`: lane 0 of each warp writes the warp's sum (every lane holds it) to its
+    /// slot of [`RmsNorm::sums`]; the carried sum passes through.
     ///
     /// # Safety
-    /// As [`RmsNorm::partial`], which must have run for this thread, then the warp's sum.
+    /// As [`RmsNorm::partial`]; `c.smem` also reaches the sums.
+    #[inline(always)]
+    pub unsafe fn publish<E: Engine, S: Mem<V4>>(p: &RmsParams<E>, c: &Ctx<S>, warp_sum: f32) {
+        if c.thread % 32 == 0 {
+            Self::sums(p, c)
+                .at([c.thread / 32])
+                .write(V4([warp_sum.to_bits(), 0, 0, 0]));
+        }
+    }
+
+    /// The last step with `W > 1`, after a barrier: the row's sum, its `W` warps' sums added in
+    /// warp order.
+    ///
+    /// # Safety
+    /// As [`RmsNorm::publish`], which every thread of the block must have run.
+    #[inline(always)]
+    pub unsafe fn row_sum<E: Engine, S: Mem<V4>>(p: &RmsParams<E>, c: &Ctx<S>) -> f32 {
+        let (sums, first) = (Self::sums(p, c), c.thread / (32 * W) * W);
+        let mut s = 0.0f32;
+        let mut i = 0;
+        while i < W {
+            s += f32::from_bits(sums.at([first + i]).read().0[0]);
+            i += 1;
+        }
+        s
+    }
+
+    /// The last step of thread `c.thread` in block `c.block[0]`, given its row's sum of
+    /// squares: `y = x rstd w` over its atoms of the row.
+    ///
+    /// # Safety
+    /// As [`RmsNorm::partial`], which must have run for this thread, then the row's sum.
     #[inline(always)]
     pub unsafe fn finish<E: Mem<T>, S: Mem<V4>>(p: &RmsParams<E>, c: &Ctx<S>, sum_sq: f32) {
         let (b, t) = (c.block[0], c.thread);
@@ -184,11 +256,11 @@ impl<T: Real> RmsNorm<T> {
         let rstd = 1.0 / sqrt(sum_sq / cols as f32 + p.eps);
         let thr = Self::PLAN.get_slice(t);
         let id = make_coord_tensor(p.x.shape());
-        let slots = FlatTensor::new(c.smem, SLOTS);
-        // `w` broadcast over the rows, `(4, N):(0, 1)`, and tiled as row 0 of the block's tiles:
+        let slots = FlatTensor::new(c.smem, Self::SLOTS);
+        // `w` broadcast over the rows, `(ROWS, N):(0, 1)`, and tiled as row 0 of the block's tiles:
         // each warp's thread reads the atom of `w` under its atom of `x` (prepare checked that
         // the broadcast exists)
-        let Some(w) = p.w.broadcast_rows(ROWS) else {
+        let Some(w) = p.w.broadcast_rows(Self::ROWS) else {
             return;
         };
         let inside = |k: i64| {
@@ -222,11 +294,16 @@ impl<T: Real> RmsNorm<T> {
     }
 }
 
-impl<T: Real> Kernel for RmsNorm<T> {
+impl<T: Real, const W: i64> Kernel for RmsNorm<T, W> {
     type T = T;
     type Shared = V4;
     type Params<E: Engine> = RmsParams<E>;
-    const COLLECTIVES: &'static [Collective] = &[Collective::WarpSum];
+    /// The warp's sum; with `W > 1` then a barrier between the warps' sums written and read.
+    const COLLECTIVES: &'static [Collective] = if W == 1 {
+        &[Collective::WarpSum]
+    } else {
+        &[Collective::WarpSum, Collective::SyncThreads]
+    };
 
     /// Unit strides along the rows of `x` and `y` and along `w` (made static), `x` and `y` of one
     /// shape `(M, N)`, `w` of `N`, `N` a multiple of `V` (whole atoms), row strides keeping rows
@@ -254,8 +331,8 @@ impl<T: Real> Kernel for RmsNorm<T> {
             "rmsnorm needs y's rows not to overlap (|row stride| >= N)"
         } else if p.staged < 0 || p.staged > MAX_STAGED {
             "rmsnorm stages 0 to MAX_STAGED tiles of a row"
-        } else if w.broadcast_rows(ROWS).is_none() {
-            "rmsnorm needs 4 N to fit an i64"
+        } else if w.broadcast_rows(Self::ROWS).is_none() {
+            "rmsnorm needs ROWS N to fit an i64"
         } else {
             let tiles = Self::tiles(n);
             return Ok(RmsParams {
@@ -269,19 +346,22 @@ impl<T: Real> Kernel for RmsNorm<T> {
         Err(why)
     }
 
-    /// `ceil(M / 4)` blocks of 128 threads, `staged` tiles of slots. The staging size is the
+    /// `ceil(M / ROWS)` blocks of `THREADS` threads, `staged` tiles of slots and the warps' sums.
+    /// The staging size is the
     /// parameters' `staged`, which the kernel reads (it cannot see the limit); the launcher
     /// derives it from the same limit (`staged_for(N, smem_limit)`) and refuses a launch whose
     /// shared memory exceeds it.
     fn geometry<E: Engine>(p: &RmsParams<E>, _sms: i64, _smem_limit: i64) -> Geometry {
         Geometry {
             grid: [p.x.layout().tiles(Self::TILER)[0], 1],
-            threads: THREADS,
-            smem_bytes: p.staged * STAGE_BYTES,
+            threads: Self::THREADS,
+            smem_bytes: p.staged * Self::STAGE_BYTES + Self::SUMS_BYTES,
         }
     }
 
-    /// Step 0: [`RmsNorm::partial`]; the warp's sum; step 1: [`RmsNorm::finish`].
+    /// Step 0: [`RmsNorm::partial`]; the warp's sum; step 1: [`RmsNorm::finish`]. With `W > 1`,
+    /// step 1 is [`RmsNorm::publish`], then a barrier, then step 2: [`RmsNorm::row_sum`] and
+    /// [`RmsNorm::finish`].
     #[inline(always)]
     unsafe fn step<E: Mem<T>, S: Mem<V4> + AsyncCopy<E>>(
         k: usize,
@@ -289,11 +369,21 @@ impl<T: Real> Kernel for RmsNorm<T> {
         c: &Ctx<S>,
         carry: f32,
     ) -> f32 {
-        if k == 0 {
-            Self::partial(p, c)
-        } else {
-            Self::finish(p, c, carry);
-            carry
+        match (k, W) {
+            (0, _) => Self::partial(p, c),
+            (1, 1) => {
+                Self::finish(p, c, carry);
+                carry
+            }
+            (1, _) => {
+                Self::publish(p, c, carry);
+                carry
+            }
+            _ => {
+                let sum = Self::row_sum(p, c);
+                Self::finish(p, c, sum);
+                sum
+            }
         }
     }
 }

@@ -142,17 +142,60 @@ impl<T: Elem> TransposeTile<T> for Paired<T> {
     type Kernel = T::TransposePairs;
 }
 
-/// An element type with an RMSNorm kernel: `f32`, `bf16`.
+/// An element type with RMSNorm kernels: `f32`, `bf16`.
 pub trait RmsElem: Elem + tessel_gpu::real::Real {
-    /// Its RMSNorm kernel (`tessel_gpu::kernels!` declares one per type).
-    type Rms: Entry<T = Self, Params<Gmem<Self>> = RmsParams<Gmem<Self>>>;
+    /// Launches its RMSNorm kernel with `warps` warps per row (`tessel_gpu::kernels!` declares
+    /// one per type and count of [`tessel_gpu::rmsnorm::WARPS`]); `Err` for another count.
+    fn launch_rmsnorm(
+        g: &crate::gpu::Gpu,
+        p: RmsParams<Gmem<Self>>,
+        warps: i64,
+    ) -> crate::gpu::Result<()>;
+    /// `RmsNorm::<Self, warps>::staged_for(cols, smem)`: the tiles of a row staged with `smem`
+    /// bytes of shared memory per block (0 for a `warps` with no kernel).
+    fn staged_for(warps: i64, cols: i64, smem: i64) -> i64;
 }
-impl RmsElem for f32 {
-    type Rms = RmsNorm<f32>;
+
+/// `RmsElem` for a type: a launch of `RmsNorm<T, W>` for each `W` of `WARPS`.
+macro_rules! rms_elem {
+    ($t:ty) => {
+        impl RmsElem for $t {
+            fn launch_rmsnorm(
+                g: &crate::gpu::Gpu,
+                p: RmsParams<Gmem<Self>>,
+                warps: i64,
+            ) -> crate::gpu::Result<()> {
+                match warps {
+                    1 => g.launch::<RmsNorm<$t, 1>>(p),
+                    2 => g.launch::<RmsNorm<$t, 2>>(p),
+                    4 => g.launch::<RmsNorm<$t, 4>>(p),
+                    8 => g.launch::<RmsNorm<$t, 8>>(p),
+                    16 => g.launch::<RmsNorm<$t, 16>>(p),
+                    w => Err(crate::gpu::GpuError::Invalid(format!(
+                        "rmsnorm has kernels for {:?} warps per row, not {w}",
+                        tessel_gpu::rmsnorm::WARPS
+                    ))),
+                }
+            }
+            fn staged_for(warps: i64, cols: i64, smem: i64) -> i64 {
+                match warps {
+                    1 => RmsNorm::<$t, 1>::staged_for(cols, smem),
+                    2 => RmsNorm::<$t, 2>::staged_for(cols, smem),
+                    4 => RmsNorm::<$t, 4>::staged_for(cols, smem),
+                    8 => RmsNorm::<$t, 8>::staged_for(cols, smem),
+                    16 => RmsNorm::<$t, 16>::staged_for(cols, smem),
+                    _ => 0,
+                }
+            }
+        }
+    };
 }
-impl RmsElem for bf16 {
-    type Rms = RmsNorm<bf16>;
-}
+rms_elem!(f32);
+rms_elem!(bf16);
+const _: () = assert!(
+    matches!(tessel_gpu::rmsnorm::WARPS, [1, 2, 4, 8, 16]),
+    "launch_rmsnorm covers WARPS"
+);
 
 /// A small, fast generator (SplitMix64) for test inputs: seeded, so a failure can be replayed.
 #[derive(Clone, Debug)]

@@ -406,9 +406,11 @@ fn cosize<const N: usize>(l: &FlatLayout<N>) -> usize {
 /// The RMSNorm kernel on the host, through its declaration ([`run`] over its `prepare`d
 /// parameters and its `geometry`): `x` and `y` of layouts `lx` and `ly` (non-negative strides) over
 /// buffers of their cosizes, `y` starting as `poison` (elements between padded rows stay so), `w`
-/// of layout `lw`; `staged` tiles of each row staged in shared memory. `Err` is the kernel's
-/// refusal (`prepare`'s condition). Each thread has its own staging slots, as on the device; a
-/// slot read before its copy landed panics, as does any access outside a buffer.
+/// of layout `lw`; `warps` warps per row (`RmsNorm<T, warps>`), `staged` tiles of each row staged
+/// in shared memory. `Err` is the kernel's refusal (`prepare`'s condition, or a `warps` with no
+/// kernel). Each thread has its own staging slots, as on the device; a slot read before its copy
+/// landed, or a warp's sum read before it was written, panics, as does any access outside a
+/// buffer.
 #[allow(clippy::too_many_arguments)]
 pub fn rmsnorm_strided<T: Elem + Real>(
     x: &[T],
@@ -417,9 +419,14 @@ pub fn rmsnorm_strided<T: Elem + Real>(
     lw: FlatLayout<1>,
     ly: FlatLayout<2>,
     eps: f32,
-    staged: i64,
+    (warps, staged): (i64, i64),
     poison: T,
 ) -> Result<Run<T>, &'static str> {
+    fn go<T: Real, const W: i64>(p: RmsParams<HostMem<T>>) -> Result<(), &'static str> {
+        let p = RmsNorm::<T, W>::prepare(p)?;
+        run::<RmsNorm<T, W>>(&p, RmsNorm::<T, W>::geometry(&p, 132, i64::MAX));
+        Ok(())
+    }
     assert!(
         x.len() >= cosize(&lx),
         "x's buffer is shorter than its layout"
@@ -442,8 +449,14 @@ pub fn rmsnorm_strided<T: Elem + Real>(
             staged,
         }
     };
-    let p = RmsNorm::<T>::prepare(p)?;
-    run::<RmsNorm<T>>(&p, RmsNorm::<T>::geometry(&p, 132, i64::MAX));
+    match warps {
+        1 => go::<T, 1>(p),
+        2 => go::<T, 2>(p),
+        4 => go::<T, 4>(p),
+        8 => go::<T, 8>(p),
+        16 => go::<T, 16>(p),
+        _ => Err("rmsnorm has kernels for 1, 2, 4, 8 and 16 warps per row"),
+    }?;
     assert!(
         x_writes.iter().chain(&w_writes).all(|&n| n == 0),
         "rmsnorm wrote its input"
@@ -452,20 +465,21 @@ pub fn rmsnorm_strided<T: Elem + Real>(
 }
 
 /// The RMSNorm kernel on the host for a row-major `rows x cols` `x` and `y` and `w` `cols:1`
-/// ([`rmsnorm_strided`]), staging `staged` tiles per row; panics where the kernel refuses.
+/// ([`rmsnorm_strided`]), `warps` per row, staging `staged` tiles per row; panics where the
+/// kernel refuses.
 pub fn rmsnorm<T: Elem + Real>(
     x: &[T],
     w: &[T],
     rows: i64,
     cols: i64,
     eps: f32,
-    staged: i64,
+    (warps, staged): (i64, i64),
     poison: T,
 ) -> Run<T> {
     assert_eq!(x.len() as i64, rows * cols, "x size");
     assert_eq!(w.len() as i64, cols, "w size");
     let lx = FlatLayout::row_major([rows, cols]).expect("an M x N layout");
     let lw = FlatLayout::row_major([cols]).expect("an N layout");
-    rmsnorm_strided(x, lx, w, lw, lx, eps, staged, poison)
+    rmsnorm_strided(x, lx, w, lw, lx, eps, (warps, staged), poison)
         .unwrap_or_else(|why| panic!("{rows}x{cols}: {why}"))
 }

@@ -18,8 +18,9 @@ use tessel_gpu::copy::CopyParams;
 use tessel_gpu::ctx::{Entry, Geometry, KernelInfo};
 
 pub use crate::module::Module;
+use crate::tune::RmsConfig;
 use tessel_gpu::mem::Gmem;
-use tessel_gpu::rmsnorm::{RmsNorm, RmsParams};
+use tessel_gpu::rmsnorm::RmsParams;
 use tessel_gpu::transpose::TransposeParams;
 
 use crate::elem::{Elem, RmsElem, TransposeTile};
@@ -263,6 +264,8 @@ pub struct Gpu {
     sm90_clusters: i64,
     smem_optin: i64,
     rmsnorm_smem: i64,
+    /// Memory clock (kHz) and bus width (bits).
+    memory: [i64; 2],
 }
 
 impl Gpu {
@@ -349,6 +352,12 @@ impl Gpu {
                 sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
             )
             .ctx(|| "shared memory per block".into())? as i64;
+        // what tells an H100 from an H200 beside the name (0 where the driver does not say)
+        let memory = [
+            sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE,
+            sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH,
+        ]
+        .map(|a| ctx.attribute(a).unwrap_or(0) as i64);
         // one stream, ordered: cudarc's per-buffer event tracking would only add work per launch
         // SAFETY: every launch and copy of this type goes to the one stream.
         unsafe { ctx.disable_event_tracking() };
@@ -364,6 +373,7 @@ impl Gpu {
             smem_optin,
             rmsnorm_smem: smem_optin,
             sm90_clusters: 0,
+            memory,
         })
     }
 
@@ -433,6 +443,16 @@ impl Gpu {
     /// Multiprocessors.
     pub fn sms(&self) -> u32 {
         self.sms
+    }
+    /// What the tuner's cache keys a device by: its name, multiprocessors, memory clock and bus
+    /// width (`crate::tune::DeviceId`).
+    pub fn device_id(&self) -> crate::tune::DeviceId {
+        crate::tune::DeviceId {
+            name: self.name.clone(),
+            sms: i64::from(self.sms),
+            memory_khz: self.memory[0],
+            bus_bits: self.memory[1],
+        }
     }
     /// The most shared memory a block can have (after opting in).
     pub fn smem_per_block(&self) -> i64 {
@@ -722,10 +742,11 @@ impl Gpu {
         })
     }
 
-    /// `y = x / sqrt(mean(x^2) + eps) * w` row by row with the `rmsnorm_<T>` kernel: `x` and `y`
+    /// `y = x / sqrt(mean(x^2) + eps) * w` row by row with an `rmsnorm_<T>` kernel: `x` and `y`
     /// `(M,N)` of one shape (any row stride keeping rows 16-byte aligned, unit column stride), `w`
     /// `N:1`, `N` a multiple of the vector width (the kernel's `prepare` names a violated
-    /// condition); rows staged in the shared memory [`Gpu::rmsnorm_smem`] allows.
+    /// condition); in the default configuration for `N` ([`RmsConfig::default_for`]: warps per
+    /// row by `N`, rows staged in the shared memory [`Gpu::rmsnorm_smem`] allows).
     pub fn rmsnorm<T: RmsElem>(
         &self,
         x: &DeviceTensor<T>,
@@ -733,14 +754,37 @@ impl Gpu {
         y: &mut DeviceTensor<T>,
         eps: f32,
     ) -> Result<()> {
+        let n = x.param::<2>("x")?.shape()[1];
+        let cfg = RmsConfig::default_for::<T>(n, self.rmsnorm_smem);
+        self.rmsnorm_with(x, w, y, eps, cfg)
+    }
+
+    /// [`Gpu::rmsnorm`] in configuration `cfg`: `cfg.warps` warps per row (`rmsnorm_w<W>_<T>`),
+    /// rows staged in `cfg.smem` bytes of shared memory per block (at most
+    /// [`Gpu::rmsnorm_smem`]).
+    pub fn rmsnorm_with<T: RmsElem>(
+        &self,
+        x: &DeviceTensor<T>,
+        w: &DeviceTensor<T>,
+        y: &mut DeviceTensor<T>,
+        eps: f32,
+        cfg: RmsConfig,
+    ) -> Result<()> {
+        if cfg.smem > self.rmsnorm_smem {
+            return Err(GpuError::Invalid(format!(
+                "rmsnorm {cfg}: more shared memory than a block may have ({})",
+                self.rmsnorm_smem
+            )));
+        }
         let x = x.param("x")?;
-        self.launch::<T::Rms>(RmsParams {
+        let p = RmsParams {
             x,
             w: w.param("w")?,
             y: y.param("y")?,
             eps,
-            staged: RmsNorm::<T>::staged_for(x.shape()[1], self.rmsnorm_smem),
-        })
+            staged: T::staged_for(cfg.warps, x.shape()[1], cfg.smem),
+        };
+        T::launch_rmsnorm(self, p, cfg.warps)
     }
 
     /// `cuMemcpyDtoDAsync` of `src` into `dst` (the same length).

@@ -9,12 +9,12 @@ use tessel_gpu::copy::VecCopy;
 use tessel_gpu::ctx::{Entry, Kernel};
 use tessel_gpu::mem::Gmem;
 use tessel_gpu::real::Real;
-use tessel_gpu::rmsnorm::RmsNorm;
 use tessel_gpu::transpose::Swizzled;
 
 use crate::elem::{Elem, RmsElem, Rng, TransposeTile};
 use crate::exec;
 use crate::gpu::{row_major, DeviceTensor, Gpu, GpuError, Result};
+use crate::tune::RmsConfig;
 
 /// The shared-memory tile of the transposes, as chosen by measurement (`docs/perf.md`).
 pub type DefaultSmem<T> = Swizzled<T>;
@@ -185,6 +185,9 @@ pub struct Timing {
     pub spread: (f64, f64),
     /// The host's microseconds per launch call (enqueued ahead of the device: not in `ms`).
     pub host_us: f64,
+    /// The configuration that ran, where the kernel has several, and where it came from (set by
+    /// the caller that chose it, e.g. `w4/s232448 (tuned)`).
+    pub config: Option<String>,
 }
 
 impl Timing {
@@ -226,6 +229,7 @@ fn timed<T: Elem>(
         memcpy_ms: median(&m),
         spread: (k[0], k[k.len() - 1]),
         host_us,
+        config: None,
     })
 }
 
@@ -289,12 +293,15 @@ pub fn rmsnorm_tolerance<T: Elem>() -> f64 {
     }
 }
 
-/// RMSNorm of a random `rows x cols` matrix: the device's output (and the host execution's)
-/// against the f64 reference, and the host execution's writes for exactly-once coverage.
+/// RMSNorm of a random `rows x cols` matrix in configuration `cfg` (`None`: the default for the
+/// device, or for an H100's shared memory without one): the device's output (and the host
+/// execution's) against the f64 reference, and the host execution's writes for exactly-once
+/// coverage.
 pub fn run_rmsnorm<T: RmsElem>(
     gpu: Option<&Gpu>,
     rows: usize,
     cols: usize,
+    cfg: Option<RmsConfig>,
     rng: &mut Rng,
 ) -> Result<Verdict> {
     let eps = 1e-6f32;
@@ -308,9 +315,18 @@ pub fn run_rmsnorm<T: RmsElem>(
     let want = rmsnorm_reference(&x, &w, cols, eps as f64);
     // stage as the device does (an H100's 227 KiB per block where there is no GPU)
     let smem = gpu.map_or(232_448, |g| g.rmsnorm_smem());
-    let staged = RmsNorm::<T>::staged_for(cols as i64, smem);
-    let host = exec::rmsnorm(&x, &w, rows as i64, cols as i64, eps, staged, T::poison());
-    let what = format!("rmsnorm {} {rows}x{cols}", T::NAME);
+    let cfg = cfg.unwrap_or_else(|| RmsConfig::default_for::<T>(cols as i64, smem));
+    let staged = T::staged_for(cfg.warps, cols as i64, cfg.smem);
+    let host = exec::rmsnorm(
+        &x,
+        &w,
+        rows as i64,
+        cols as i64,
+        eps,
+        (cfg.warps, staged),
+        T::poison(),
+    );
+    let what = format!("rmsnorm {} {rows}x{cols} {cfg}", T::NAME);
     let tol = rmsnorm_tolerance::<T>();
     if let Some((i, n)) = host.coverage_error() {
         return Ok(Verdict {
@@ -337,7 +353,7 @@ pub fn run_rmsnorm<T: RmsElem>(
     let (lx, lw) = (row_major(rows as i64, cols as i64)?, vector(cols)?);
     let (dx, dw) = (g.upload(&x, lx)?, g.upload(&w, lw)?);
     let mut dy = g.filled(lx, T::poison())?;
-    g.rmsnorm(&dx, &dw, &mut dy, eps)?;
+    g.rmsnorm_with(&dx, &dw, &mut dy, eps, cfg)?;
     g.sync()?;
     let y = g.download(&dy)?;
     let err = rel_error(&y, &want);
@@ -358,20 +374,34 @@ pub fn run_rmsnorm<T: RmsElem>(
     })
 }
 
-/// Times RMSNorm of `rows x cols` and a memcpy of the same bytes (x read, y written).
+/// Times RMSNorm of `rows x cols` in each configuration of `cfgs`, and a memcpy of the same
+/// bytes (x read, y written) once: a timing per configuration, in order.
 pub fn bench_rmsnorm<T: RmsElem>(
     g: &Gpu,
-    rows: usize,
-    cols: usize,
+    (rows, cols): (usize, usize),
+    cfgs: &[RmsConfig],
     reps: usize,
     rng: &mut Rng,
-) -> Result<Timing> {
+) -> Result<Vec<Timing>> {
     let lx = row_major(rows as i64, cols as i64)?;
     let x = g.upload(&rng.fill::<T>(rows * cols), lx)?;
     let w = g.upload(&rng.fill::<T>(cols), vector(cols)?)?;
     let mut y = g.filled(lx, T::poison())?;
-    let what = format!("rmsnorm_{} {rows}x{cols}", T::NAME);
-    timed(g, what, reps, &x, &mut y, |y| g.rmsnorm(&x, &w, y, 1e-6))
+    let (m, _) = g.time(5, reps, || g.memcpy(&x, &mut y))?;
+    let mut out = vec![];
+    for &cfg in cfgs {
+        let (k, host_us) = g.time(5, reps, || g.rmsnorm_with(&x, &w, &mut y, 1e-6, cfg))?;
+        out.push(Timing {
+            what: format!("rmsnorm_{} {rows}x{cols}", T::NAME),
+            bytes: 2.0 * (x.len() * std::mem::size_of::<T>()) as f64,
+            ms: median(&k),
+            memcpy_ms: median(&m),
+            spread: (k[0], k[k.len() - 1]),
+            host_us,
+            config: Some(cfg.to_string()),
+        });
+    }
+    Ok(out)
 }
 
 /// The layouts `axpby` is checked over, for an `m x n` matrix: `(name, offset, layout, buffer

@@ -14,3 +14,4 @@ pub mod gpu;
 pub mod jobs;
 pub mod module;
 pub mod tma;
+pub mod tune;

@@ -13,6 +13,7 @@ use proptest::prelude::*;
 mod common;
 use common::check;
 use tessel_gpu::copy::{VecCopy, THREADS as COPY_THREADS};
+use tessel_gpu::rmsnorm::WARPS;
 use tessel_gpu::transpose::{Padded, SmemTile, Swizzled, PLAN, THREADS, TILE, TV, VALUES};
 
 fn copy_ok<T: Elem>(n: usize, grid: i64, seed: u64) -> Result<(), TestCaseError> {
@@ -268,28 +269,34 @@ fn shared_tiles_are_injective_and_conflict_free() {
     smem_conflict_free::<f16, Swizzled<f16>>();
 }
 
-/// RMSNorm's host execution at random shapes and staging depths: every output element written
-/// exactly once, within the tolerance of the f64 reference.
+/// RMSNorm's host execution at random shapes, warps per row and staging depths: every output
+/// element written exactly once, within the tolerance of the f64 reference.
 #[test]
 fn rmsnorm_covers_every_element_once() {
-    let strategy = (1usize..20, 1usize..200, 0i64..6, any::<u64>());
+    let strategy = (
+        1usize..20,
+        1usize..200,
+        (0usize..WARPS.len(), 0i64..6),
+        any::<u64>(),
+    );
     check(
         "rmsnorm_covers_every_element_once",
         60,
         1.0,
         &[],
         strategy,
-        |(m, n8, staged, seed), t| {
+        |(m, n8, (wi, staged), seed), t| {
             use host::jobs::{rel_error, rmsnorm_reference, rmsnorm_tolerance};
             let n = 8 * n8;
+            let cfg = (WARPS[wi], staged);
             let mut rng = Rng::new(seed);
             let (x, w): (Vec<bf16>, Vec<bf16>) = (rng.fill(m * n), rng.fill(n));
-            let run = exec::rmsnorm(&x, &w, m as i64, n as i64, 1e-6, staged, bf16::poison());
-            prop_assert_eq!(run.coverage_error(), None, "{}x{} staged {}", m, n, staged);
+            let run = exec::rmsnorm(&x, &w, m as i64, n as i64, 1e-6, cfg, bf16::poison());
+            prop_assert_eq!(run.coverage_error(), None, "{}x{} {:?}", m, n, cfg);
             let err = rel_error(&run.out, &rmsnorm_reference(&x, &w, n, 1e-6));
             prop_assert!(err <= rmsnorm_tolerance::<bf16>(), "error {}", err);
             let (x, w): (Vec<f32>, Vec<f32>) = (rng.fill(m * n), rng.fill(n));
-            let run = exec::rmsnorm(&x, &w, m as i64, n as i64, 1e-6, staged, f32::poison());
+            let run = exec::rmsnorm(&x, &w, m as i64, n as i64, 1e-6, cfg, f32::poison());
             prop_assert_eq!(run.coverage_error(), None);
             prop_assert!(rel_error(&run.out, &rmsnorm_reference(&x, &w, n, 1e-6)) <= 1e-5);
             t.hit();
@@ -299,22 +306,25 @@ fn rmsnorm_covers_every_element_once() {
 }
 
 /// The RMSNorm kernel's partition is the tensor API's: thread `t`'s values of
-/// `partition_S(local_tile(make_coord_tensor((M,N)), (4, 32V), (b, k)))` through the kernel's
+/// `partition_S(local_tile(make_coord_tensor((M,N)), (R, 32WV), (b, k)))` through the kernel's
 /// `PLAN` are those of the general `partition_S(get_slice(t), local_tile(make_identity_tensor((M,N)),
 /// ...))` with its `COPY`, and they are one atom: `V` consecutive columns of one row.
 #[test]
 fn rmsnorm_coordinates_are_the_identity_tensors() {
     use layout_core::{make_coord_tensor, make_identity_tensor, IntTuple};
     use tessel_gpu::real::Real as RmsElem;
-    use tessel_gpu::rmsnorm::{RmsNorm, ROWS};
-    fn check<T: RmsElem>(m: i64, n: i64) {
+    use tessel_gpu::rmsnorm::RmsNorm;
+    fn check<T: RmsElem, const W: i64>(m: i64, n: i64) {
+        type K<T, const W: i64> = RmsNorm<T, W>;
         let id = make_identity_tensor(&IntTuple::from_ints(&[m, n]).unwrap()).unwrap();
         let cod = id.engine().codomain.unwrap();
         let fid = make_coord_tensor([m, n]);
-        let (tiler, copy, plan) = (RmsNorm::<T>::TILER, RmsNorm::<T>::COPY, RmsNorm::<T>::PLAN);
-        assert_eq!(plan.values(), RmsNorm::<T>::V);
-        for b in 0..(m + ROWS - 1) / ROWS {
-            for k in 0..RmsNorm::<T>::tiles(n) {
+        let (tiler, copy, plan) = (K::<T, W>::TILER, K::<T, W>::COPY, K::<T, W>::PLAN);
+        assert_eq!(plan.values(), K::<T, W>::V);
+        assert_eq!(copy.threads(), K::<T, W>::THREADS);
+        let rows = K::<T, W>::ROWS;
+        for b in 0..(m + rows - 1) / rows {
+            for k in 0..K::<T, W>::tiles(n) {
                 let tile = id
                     .local_tile(
                         &IntTuple::from_ints(&tiler).unwrap(),
@@ -336,8 +346,11 @@ fn rmsnorm_coordinates_are_the_identity_tensors() {
             }
         }
     }
-    check::<half::bf16>(14, 1024);
-    check::<f32>(9, 520);
+    check::<half::bf16, 1>(14, 1024);
+    check::<f32, 1>(9, 520);
+    check::<half::bf16, 2>(5, 1032);
+    check::<f32, 4>(3, 1028);
+    check::<half::bf16, 16>(2, 4104);
 }
 
 /// `axpby` over every layout of `jobs::run_axpby` (row-major, padded, padded with unaligned rows,
@@ -395,7 +408,7 @@ fn rmsnorm_padded_ok<T: Elem + tessel_gpu::real::Real>(
     m: usize,
     n: usize,
     pads: (usize, usize),
-    staged: i64,
+    cfg: (i64, i64),
     seed: u64,
 ) -> Result<(), TestCaseError> {
     let mut rng = Rng::new(seed);
@@ -404,11 +417,11 @@ fn rmsnorm_padded_ok<T: Elem + tessel_gpu::real::Real>(
     let w: Vec<T> = rng.fill(n);
     let ly = FlatLayout::new([m as i64, n as i64], [ldy as i64, 1]).unwrap();
     let lw = FlatLayout::new([n as i64], [1]).unwrap();
-    let run = exec::rmsnorm_strided(&x, lx, &w, lw, ly, 1e-6, staged, T::poison()).unwrap();
+    let run = exec::rmsnorm_strided(&x, lx, &w, lw, ly, 1e-6, cfg, T::poison()).unwrap();
     let dense: Vec<T> = (0..m)
         .flat_map(|i| x[i * ldx..i * ldx + n].to_vec())
         .collect();
-    let want = exec::rmsnorm(&dense, &w, m as i64, n as i64, 1e-6, staged, T::poison());
+    let want = exec::rmsnorm(&dense, &w, m as i64, n as i64, 1e-6, cfg, T::poison());
     prop_assert_eq!(want.coverage_error(), None);
     for (k, (v, &c)) in run.out.iter().zip(&run.writes).enumerate() {
         let (i, j) = (k / ldy, k % ldy);
@@ -425,13 +438,13 @@ fn rmsnorm_padded_ok<T: Elem + tessel_gpu::real::Real>(
 
 #[test]
 fn rmsnorm_of_padded_rows() {
-    // (m, n / 8, x's padding / 8, y's padding / 8, staged, seed)
+    // (m, n / 8, x's padding / 8, y's padding / 8, (warps, staged), seed)
     let strategy = (
         1usize..12,
         1usize..100,
         1usize..20,
         0usize..20,
-        0i64..5,
+        (0usize..WARPS.len(), 0i64..5),
         any::<u64>(),
     );
     check(
@@ -440,10 +453,11 @@ fn rmsnorm_of_padded_rows() {
         1.0,
         &[],
         strategy,
-        |(m, n8, px, py, staged, seed), t| {
-            rmsnorm_padded_ok::<bf16>(m, 8 * n8, (8 * px, 8 * py), staged, seed)?;
+        |(m, n8, px, py, (wi, staged), seed), t| {
+            let cfg = (WARPS[wi], staged);
+            rmsnorm_padded_ok::<bf16>(m, 8 * n8, (8 * px, 8 * py), cfg, seed)?;
             // f32 atoms are 4 wide: N and the paddings multiples of 4 only
-            rmsnorm_padded_ok::<f32>(m, 8 * n8 - 4, (4 * px, 4 * py), staged, seed)?;
+            rmsnorm_padded_ok::<f32>(m, 8 * n8 - 4, (4 * px, 4 * py), cfg, seed)?;
             t.hit();
             Ok(())
         },
@@ -456,12 +470,13 @@ fn rmsnorm_refuses_what_it_cannot_do() {
     let l2 = |s: [i64; 2], d: [i64; 2]| FlatLayout::new(s, d).unwrap();
     let l1 = |n: i64, d: i64| FlatLayout::new([n], [d]).unwrap();
     let buf = vec![bf16::from_f32(1.0); 4096];
-    let refuse = |lx, lw, ly, staged, want: &str| {
-        let why = exec::rmsnorm_strided(&buf, lx, &buf, lw, ly, 1e-6, staged, bf16::poison())
+    let refuse_warps = |lx, lw, ly, cfg: (i64, i64), want: &str| {
+        let why = exec::rmsnorm_strided(&buf, lx, &buf, lw, ly, 1e-6, cfg, bf16::poison())
             .err()
-            .unwrap_or_else(|| panic!("{lx:?} {lw:?} {ly:?} staged {staged} accepted"));
+            .unwrap_or_else(|| panic!("{lx:?} {lw:?} {ly:?} {cfg:?} accepted"));
         assert!(why.contains(want), "{why:?} does not say {want:?}");
     };
+    let refuse = |lx, lw, ly, staged, want: &str| refuse_warps(lx, lw, ly, (1, staged), want);
     let (x, w) = (l2([4, 64], [64, 1]), l1(64, 1));
     // N = 12: not whole 128-bit atoms of bf16
     let x12 = l2([4, 12], [16, 1]);
@@ -479,6 +494,8 @@ fn rmsnorm_refuses_what_it_cannot_do() {
     refuse(x, w, x, -1, "stages");
     // y's rows overlapping (row stride 8 < N = 64): threads would race
     refuse(x, w, l2([4, 64], [8, 1]), 1, "not to overlap");
+    // a count of warps per row with no kernel
+    refuse_warps(x, w, x, (3, 1), "1, 2, 4, 8 and 16 warps per row");
     // and what it accepts: f32 rows of 4-wide atoms (N = 12), padded
     let xf = FlatLayout::new([3, 12], [16, 1]).unwrap();
     let run = exec::rmsnorm_strided(
@@ -488,7 +505,7 @@ fn rmsnorm_refuses_what_it_cannot_do() {
         l1(12, 1),
         xf,
         0.0,
-        1,
+        (1, 1),
         f32::poison(),
     )
     .unwrap();

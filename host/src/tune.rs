@@ -1,0 +1,418 @@
+//! The kernels' configurations, the default of each, and the tuner's cache: the configuration
+//! measured fastest on a device, per kernel, element type and size, which `tessel run` and
+//! `tessel bench` use in place of the default (`tessel tune` fills it).
+//!
+//! The cache is a text file of tab-separated lines `device kernel dtype n config ms of_copy`
+//! (`n` 0 where the choice holds for every size), at `$TESSEL_TUNE_CACHE`, else
+//! `$XDG_CACHE_HOME/tessel/tune.tsv`, else `$HOME/.cache/tessel/tune.tsv`.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::elem::RmsElem;
+use tessel_gpu::rmsnorm::WARPS;
+
+/// RMSNorm's configuration: warps per row (which kernel, `rmsnorm_w<W>_<T>`) and the shared
+/// memory a block stages its rows in (less staging, more blocks per multiprocessor; what does
+/// not fit is read twice).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RmsConfig {
+    /// Warps per row: one of [`WARPS`].
+    pub warps: i64,
+    /// Bytes of shared memory per block for the staged tiles (and the warps' sums).
+    pub smem: i64,
+}
+
+/// Atoms (16 bytes) of a row per thread that [`RmsConfig::default_for`] aims below.
+const ATOMS_PER_THREAD: i64 = 16;
+
+impl RmsConfig {
+    /// The default for rows of `cols` elements of `T`: the fewest warps per row that leave each
+    /// thread at most 16 atoms of its row, every byte of `smem` for staging.
+    ///
+    /// Post-condition: `warps` is one of [`WARPS`], `smem` is `smem`.
+    pub fn default_for<T: RmsElem>(cols: i64, smem: i64) -> Self {
+        let atoms = cols * T::BITS / 128;
+        let warps = WARPS
+            .into_iter()
+            .find(|&w| 32 * w * ATOMS_PER_THREAD >= atoms)
+            .unwrap_or(WARPS[WARPS.len() - 1]);
+        Self { warps, smem }
+    }
+
+    /// What the tuner tries on a device whose blocks may have `smem` bytes: every count of
+    /// [`WARPS`], each staging in all of `smem` and in half of it.
+    pub fn candidates(smem: i64) -> Vec<Self> {
+        WARPS
+            .into_iter()
+            .flat_map(|warps| [smem, smem / 2].map(|smem| Self { warps, smem }))
+            .collect()
+    }
+}
+
+/// As the cache writes it: `w<warps>/s<smem bytes>`.
+impl fmt::Display for RmsConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "w{}/s{}", self.warps, self.smem)
+    }
+}
+
+impl std::str::FromStr for RmsConfig {
+    type Err = String;
+    /// `w<warps>/s<smem>`, the warps one of [`WARPS`], the bytes not negative.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad =
+            || format!("an rmsnorm configuration is w<W>/s<bytes> (W one of {WARPS:?}), not {s:?}");
+        let (w, m) = s.split_once('/').ok_or_else(bad)?;
+        let warps: i64 = w
+            .strip_prefix('w')
+            .and_then(|w| w.parse().ok())
+            .ok_or_else(bad)?;
+        let smem: i64 = m
+            .strip_prefix('s')
+            .and_then(|m| m.parse().ok())
+            .ok_or_else(bad)?;
+        if !WARPS.contains(&warps) || smem < 0 {
+            return Err(bad());
+        }
+        Ok(Self { warps, smem })
+    }
+}
+
+/// The transposes' shared tiles, as `--smem` names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tile {
+    /// `transpose_pad_<T>`
+    Pad,
+    /// `transpose_swizzle_<T>`
+    Swizzle,
+    /// `transpose_pairs_<T>`
+    Pairs,
+}
+
+impl Tile {
+    /// Every tile, in the order the tuner tries them.
+    pub const ALL: [Tile; 3] = [Tile::Pad, Tile::Swizzle, Tile::Pairs];
+    /// As the kernels' names and `--smem` have it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tile::Pad => "pad",
+            Tile::Swizzle => "swizzle",
+            Tile::Pairs => "pairs",
+        }
+    }
+    /// The tile named `s`.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|t| t.name() == s)
+            .ok_or_else(|| format!("a transpose tile is pad, swizzle or pairs, not {s:?}"))
+    }
+}
+
+/// What the cache keys a device by: two devices that agree on all four run the kernels alike.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceId {
+    /// The driver's name of the device.
+    pub name: String,
+    /// Multiprocessors.
+    pub sms: i64,
+    /// Memory clock, kHz (0 where the driver does not say).
+    pub memory_khz: i64,
+    /// Memory bus width, bits (0 where the driver does not say).
+    pub bus_bits: i64,
+}
+
+impl DeviceId {
+    /// The cache's first field: `name/SMs/memory kHz/bus bits` (a tab or newline in the name
+    /// becomes a space).
+    pub fn key(&self) -> String {
+        let name: String = self
+            .name
+            .chars()
+            .map(|c| if c == '\t' || c == '\n' { ' ' } else { c })
+            .collect();
+        format!("{name}/{}/{}/{}", self.sms, self.memory_khz, self.bus_bits)
+    }
+}
+
+impl fmt::Display for DeviceId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} ({} SMs, memory {} MHz x {} bits)",
+            self.name,
+            self.sms,
+            self.memory_khz / 1000,
+            self.bus_bits
+        )
+    }
+}
+
+/// One measured choice.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entry {
+    /// [`DeviceId::key`] of the device it was measured on.
+    pub device: String,
+    /// The kernel family: `rmsnorm`, `transpose`.
+    pub kernel: String,
+    /// The element type: `f32`, `f16`, `bf16`.
+    pub dtype: String,
+    /// The size it holds for (rmsnorm: `N`), 0 for every size.
+    pub n: i64,
+    /// The configuration ([`RmsConfig`]'s or [`Tile`]'s text).
+    pub config: String,
+    /// Its median milliseconds when measured.
+    pub ms: f64,
+    /// Its fraction of a device-to-device copy of the same bytes, measured beside it.
+    pub of_copy: f64,
+}
+
+/// The tuner's cache: what is in the file, and where it goes.
+#[derive(Clone, Debug, Default)]
+pub struct Cache {
+    path: PathBuf,
+    entries: Vec<Entry>,
+}
+
+const HEADER: &str = "# tessel tune: device\tkernel\tdtype\tn\tconfig\tms\tof_copy";
+
+impl Cache {
+    /// Where the cache lives: `$TESSEL_TUNE_CACHE`, else `$XDG_CACHE_HOME/tessel/tune.tsv`, else
+    /// `$HOME/.cache/tessel/tune.tsv`; `None` with none of the three set.
+    pub fn default_path() -> Option<PathBuf> {
+        let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+        if let Some(p) = var("TESSEL_TUNE_CACHE") {
+            return Some(PathBuf::from(p));
+        }
+        let dir = var("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .or_else(|| var("HOME").map(|h| Path::new(&h).join(".cache")))?;
+        Some(dir.join("tessel").join("tune.tsv"))
+    }
+
+    /// The cache at `path`: empty where there is no file; `Err` names the file and the line that
+    /// is not an entry.
+    pub fn load(path: &Path) -> Result<Self, String> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(format!("{}: {e}", path.display())),
+        };
+        let mut entries = vec![];
+        for (i, line) in text.lines().enumerate() {
+            if line.starts_with('#') || line.trim().is_empty() {
+                continue;
+            }
+            let e =
+                parse_entry(line).map_err(|why| format!("{}:{}: {why}", path.display(), i + 1))?;
+            entries.push(e);
+        }
+        Ok(Self {
+            path: path.to_path_buf(),
+            entries,
+        })
+    }
+
+    /// The file this cache was loaded from and is saved to.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Every entry, in the file's order.
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// The choice for `kernel` of `dtype` at size `n` on `device`: the entry for exactly `n`, else
+    /// one for every size (`n` 0).
+    pub fn lookup(&self, device: &DeviceId, kernel: &str, dtype: &str, n: i64) -> Option<&Entry> {
+        let key = device.key();
+        let find = |n: i64| {
+            self.entries
+                .iter()
+                .find(|e| e.device == key && e.kernel == kernel && e.dtype == dtype && e.n == n)
+        };
+        find(n).or_else(|| find(0))
+    }
+
+    /// Records `e`, replacing the entry of the same device, kernel, type and size.
+    pub fn record(&mut self, e: Entry) {
+        let same = |o: &Entry| {
+            o.device == e.device && o.kernel == e.kernel && o.dtype == e.dtype && o.n == e.n
+        };
+        match self.entries.iter_mut().find(|o| same(o)) {
+            Some(o) => *o = e,
+            None => self.entries.push(e),
+        }
+    }
+
+    /// The file's text: the header, then one line per entry.
+    pub fn to_text(&self) -> String {
+        let mut s = format!("{HEADER}\n");
+        for e in &self.entries {
+            s += &format!(
+                "{}\t{}\t{}\t{}\t{}\t{:.6}\t{:.4}\n",
+                e.device, e.kernel, e.dtype, e.n, e.config, e.ms, e.of_copy
+            );
+        }
+        s
+    }
+
+    /// Writes the cache to its file (its folder made where missing), whole or not at all (a
+    /// temporary file renamed over it).
+    pub fn save(&self) -> Result<(), String> {
+        let err = |e: std::io::Error| format!("{}: {e}", self.path.display());
+        if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(err)?;
+        }
+        let tmp = self.path.with_extension("tsv.tmp");
+        std::fs::write(&tmp, self.to_text()).map_err(err)?;
+        std::fs::rename(&tmp, &self.path).map_err(err)
+    }
+}
+
+/// One line of the cache: seven tab-separated fields, the configuration valid for its kernel.
+fn parse_entry(line: &str) -> Result<Entry, String> {
+    let f: Vec<&str> = line.split('\t').collect();
+    let [device, kernel, dtype, n, config, ms, of_copy] = f[..] else {
+        return Err(format!("{} fields, want 7 ({HEADER})", f.len()));
+    };
+    let num = |s: &str, what: &str| {
+        s.parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .ok_or_else(|| format!("{what} {s:?} is not a non-negative number"))
+    };
+    let n: i64 = n
+        .parse()
+        .ok()
+        .filter(|&n| n >= 0)
+        .ok_or_else(|| format!("n {n:?} is not a non-negative integer"))?;
+    match kernel {
+        "rmsnorm" => config.parse::<RmsConfig>().map(|_| ())?,
+        "transpose" => Tile::parse(config).map(|_| ())?,
+        k => return Err(format!("no kernel {k:?} is tuned (rmsnorm, transpose)")),
+    }
+    if !["f32", "f16", "bf16"].contains(&dtype) {
+        return Err(format!("dtype {dtype:?} is not f32, f16 or bf16"));
+    }
+    Ok(Entry {
+        device: device.to_string(),
+        kernel: kernel.to_string(),
+        dtype: dtype.to_string(),
+        n,
+        config: config.to_string(),
+        ms: num(ms, "ms")?,
+        of_copy: num(of_copy, "of_copy")?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use half::bf16;
+
+    fn dev() -> DeviceId {
+        DeviceId {
+            name: "NVIDIA H200".into(),
+            sms: 132,
+            memory_khz: 3_201_000,
+            bus_bits: 6144,
+        }
+    }
+
+    #[test]
+    fn default_warps_grow_with_the_row() {
+        let w = |n| RmsConfig::default_for::<bf16>(n, 1000).warps;
+        // bf16: 8 per atom; 16 atoms per thread
+        assert_eq!(
+            [w(8), w(4096), w(4104), w(12288), w(32768)],
+            [1, 1, 2, 4, 8]
+        );
+        assert_eq!(w(1 << 20), 16);
+        assert_eq!(RmsConfig::default_for::<f32>(4096, 7).warps, 2);
+        assert_eq!(RmsConfig::default_for::<f32>(4096, 7).smem, 7);
+    }
+
+    #[test]
+    fn configurations_print_and_parse_back() {
+        for c in RmsConfig::candidates(232_448) {
+            assert_eq!(c.to_string().parse::<RmsConfig>(), Ok(c));
+        }
+        for bad in ["w3/s10", "w4", "4/s10", "w4/s-1", "w4/sx"] {
+            let e = bad.parse::<RmsConfig>().unwrap_err();
+            assert!(e.contains("w<W>/s<bytes>"), "{bad}: {e}");
+        }
+        for t in Tile::ALL {
+            assert_eq!(Tile::parse(t.name()), Ok(t));
+        }
+        assert!(Tile::parse("diagonal")
+            .unwrap_err()
+            .contains("pad, swizzle or pairs"));
+    }
+
+    #[test]
+    fn the_cache_keeps_one_choice_per_device_kernel_type_and_size() {
+        let path = std::env::temp_dir().join(format!("tessel-tune-{}.tsv", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let mut c = Cache::load(&path).unwrap();
+        assert!(c.entries().is_empty());
+        let e = |n, config: &str, ms| Entry {
+            device: dev().key(),
+            kernel: "rmsnorm".into(),
+            dtype: "bf16".into(),
+            n,
+            config: config.into(),
+            ms,
+            of_copy: 0.9,
+        };
+        c.record(e(4096, "w1/s232448", 0.5));
+        c.record(e(12288, "w4/s232448", 0.7));
+        c.record(e(4096, "w2/s116224", 0.4));
+        c.record(Entry {
+            kernel: "transpose".into(),
+            config: "pairs".into(),
+            ..e(0, "", 0.3)
+        });
+        c.save().unwrap();
+        let back = Cache::load(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(back.entries().len(), 3);
+        let d = dev();
+        assert_eq!(
+            back.lookup(&d, "rmsnorm", "bf16", 4096).unwrap().config,
+            "w2/s116224"
+        );
+        assert_eq!(back.lookup(&d, "rmsnorm", "bf16", 12288).unwrap().ms, 0.7);
+        assert!(back.lookup(&d, "rmsnorm", "bf16", 8192).is_none());
+        assert!(back.lookup(&d, "rmsnorm", "f32", 4096).is_none());
+        // a size-free entry holds for every size
+        assert_eq!(
+            back.lookup(&d, "transpose", "bf16", 77).unwrap().config,
+            "pairs"
+        );
+        // another device sees none of them
+        let other = DeviceId { sms: 114, ..dev() };
+        assert!(back.lookup(&other, "rmsnorm", "bf16", 4096).is_none());
+    }
+
+    #[test]
+    fn a_damaged_cache_names_its_line() {
+        let path = std::env::temp_dir().join(format!("tessel-tune-bad-{}.tsv", std::process::id()));
+        let good = format!("{}\trmsnorm\tbf16\t4096\tw1/s100\t0.5\t0.9", dev().key());
+        for (bad, why) in [
+            ("a\tb", "2 fields, want 7"),
+            ("d\tcopy\tf32\t0\tx\t1\t1", "no kernel \"copy\" is tuned"),
+            ("d\trmsnorm\tf32\t0\tw5/s1\t1\t1", "w<W>/s<bytes>"),
+            ("d\ttranspose\tf64\t0\tpad\t1\t1", "dtype \"f64\""),
+            ("d\ttranspose\tf32\t-1\tpad\t1\t1", "n \"-1\""),
+            ("d\ttranspose\tf32\t0\tpad\tNaN\t1", "ms \"NaN\""),
+        ] {
+            std::fs::write(&path, format!("{HEADER}\n{good}\n{bad}\n")).unwrap();
+            let e = Cache::load(&path).unwrap_err();
+            assert!(e.contains(":3: ") && e.contains(why), "{bad}: {e}");
+        }
+        std::fs::remove_file(&path).unwrap();
+    }
+}
