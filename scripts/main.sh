@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job (README's first command): install what is missing, build tessel (and its kernels'
 # PTX), run every kernel on the GPU against the host execution of the same partitioning code and
-# benchmark it; without a GPU, run the host executions and say so. Then the calculator tour.
+# benchmark it (after tuning the kernels that have several configurations for this GPU); without a GPU, run the host executions and say so. Then the calculator tour.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -10,7 +10,7 @@ T=./target/release/tessel
 status=0
 $T run all || status=$?
 case $status in
-  0) $T bench ;;
+  0) $T tune && $T bench ;;
   3) echo ">>> no GPU on this machine: the kernels ran as host executions only (nothing was run or timed on a GPU)" ;;
   *) echo ">>> a kernel check FAILED" >&2; exit "$status" ;;
 esac
