@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job (README's first command): install what is missing, build tessel (and its kernels'
-# PTX), run every kernel on the GPU against the host execution of the same partitioning code and
-# benchmark it (after tuning the kernels that have several configurations for this GPU); without a GPU, run the host executions and say so. Then the calculator tour.
+# PTX), run every kernel on the GPU against the host execution of the same partitioning code, tune
+# the kernels that have several configurations for this GPU and benchmark them; without a GPU, run
+# the host executions and say so. Then the calculator tour.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

@@ -128,11 +128,11 @@ fn combinations_that_cannot_run_are_refused_before_anything_runs() {
     );
     refused(
         &["run", "all", "--dtype", "bf16"],
-        "--dtype and --smem do not apply",
+        "--dtype, --smem and --warps do not apply",
     );
     refused(
         &["run", "all", "--smem", "pad"],
-        "--dtype and --smem do not apply",
+        "--dtype, --smem and --warps do not apply",
     );
     refused(&["run", "all", "100"], "run all takes no SIZES");
     refused(&["run", "transpose", "4194241", "3"], "ROWS <= 4194240");
