@@ -130,6 +130,17 @@ pub struct PtxArgs {
     arch: Option<Arch>,
 }
 
+/// The options of every command that runs kernels: the inputs' seed and the device.
+#[derive(Args)]
+pub struct OnDevice {
+    /// Seed of the random inputs [default: a fresh one, printed]
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// CUDA device ordinal
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    device: usize,
+}
+
 /// `tessel run`'s arguments.
 #[derive(Args)]
 pub struct RunArgs {
@@ -148,12 +159,8 @@ pub struct RunArgs {
     /// RMSNorm's warps per row [default: the tuned configuration, else by N]
     #[arg(long, value_name = "W", value_parser = ["1", "2", "4", "8", "16", "all"])]
     warps: Option<String>,
-    /// Seed of the random inputs [default: a fresh one, printed]
-    #[arg(long, value_name = "N")]
-    seed: Option<u64>,
-    /// CUDA device ordinal
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    device: usize,
+    #[command(flatten)]
+    on: OnDevice,
 }
 
 /// `tessel bench`'s arguments.
@@ -169,12 +176,8 @@ pub struct BenchArgs {
     #[arg(long, value_name = "N", default_value_t = 50,
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     reps: u32,
-    /// Seed of the random inputs [default: a fresh one, printed]
-    #[arg(long, value_name = "N")]
-    seed: Option<u64>,
-    /// CUDA device ordinal
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    device: usize,
+    #[command(flatten)]
+    on: OnDevice,
 }
 
 /// The most elements one check moves: the host execution holds several copies of them.
@@ -723,9 +726,9 @@ pub fn run(a: RunArgs) -> ExitCode {
         Ok(p) => p,
         Err((kind, msg)) => return crate::usage_error("run", kind, msg),
     };
-    let seed = a.seed.unwrap_or_else(Rng::fresh_seed);
+    let seed = a.on.seed.unwrap_or_else(Rng::fresh_seed);
     let replay = format!("seed {seed} (--seed {seed} replays this run)");
-    let gpu = Gpu::open(a.device, ptx::PTX);
+    let gpu = Gpu::open(a.on.device, ptx::PTX);
     match &gpu {
         Ok(g) => println!(
             "device: {} ({}, {} SMs); {replay}",
@@ -821,14 +824,14 @@ pub fn bench(a: BenchArgs) -> ExitCode {
             "bench takes SIZES for gemm only, in triples M N K",
         );
     }
-    let g = match Gpu::open(a.device, ptx::PTX) {
+    let g = match Gpu::open(a.on.device, ptx::PTX) {
         Ok(g) => g,
         Err(e) => {
             eprintln!("tessel bench: {e}");
             return ExitCode::from(if absent(&e) { NO_GPU } else { 1 });
         }
     };
-    let seed = a.seed.unwrap_or_else(Rng::fresh_seed);
+    let seed = a.on.seed.unwrap_or_else(Rng::fresh_seed);
     println!("device: {} ({}, {} SMs); median of {} runs after 5 warm-ups, queued back to back (host us: the host's time per launch call, not in the figures); GB/s = (bytes read + written) / time; seed {seed}", g.name(), g.arch(), g.sms(), a.reps);
     let tuned = Tuned::open(Some(&g));
     if let Some(line) = tuned.line() {
@@ -1020,12 +1023,8 @@ pub struct TuneArgs {
     #[arg(long, value_name = "N", default_value_t = 20,
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     reps: u32,
-    /// Seed of the random inputs [default: a fresh one, printed]
-    #[arg(long, value_name = "N")]
-    seed: Option<u64>,
-    /// CUDA device ordinal
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    device: usize,
+    #[command(flatten)]
+    on: OnDevice,
 }
 
 /// One candidate's outcome: its configuration's text and timing, or why it is out.
@@ -1081,7 +1080,7 @@ fn best(
 
 /// `tessel tune [KERNEL] [--reps N] [--seed N] [--device N]`.
 pub fn tune(a: TuneArgs) -> ExitCode {
-    let g = match Gpu::open(a.device, ptx::PTX) {
+    let g = match Gpu::open(a.on.device, ptx::PTX) {
         Ok(g) => g,
         Err(e) => {
             eprintln!("tessel tune: {e}");
@@ -1102,7 +1101,7 @@ pub fn tune(a: TuneArgs) -> ExitCode {
         }
     };
     let device = g.device_id();
-    let seed = a.seed.unwrap_or_else(Rng::fresh_seed);
+    let seed = a.on.seed.unwrap_or_else(Rng::fresh_seed);
     println!(
         "device: {device}; median of {} runs after 5 warm-ups; seed {seed}; cache {}",
         a.reps,

@@ -52,6 +52,9 @@ pub trait Mem<T: Copy>: Engine {
     unsafe fn write_pair(&self, v: [T; 2]);
     /// Is this position aligned to twice the element's size (may a pair access start here)?
     fn aligned_pair(&self) -> bool;
+    /// Elements between the `bytes`-byte boundary at or below this position and it (`bytes` a
+    /// power of two, at most 256): 0 where an access starting here is `bytes`-aligned.
+    fn misalignment(&self, bytes: usize) -> i64;
 }
 
 /// Asynchronous 16-byte copies into this memory (shared memory) from an engine `G` (global
@@ -183,6 +186,16 @@ impl<T: Copy, E: Mem<T>> Mem<T> for SwizzleEngine<E> {
     fn aligned_pair(&self) -> bool {
         self.target().aligned_pair()
     }
+    #[inline(always)]
+    fn misalignment(&self, bytes: usize) -> i64 {
+        self.target().misalignment(bytes)
+    }
+}
+
+/// Elements of `T` between the `bytes`-byte boundary at or below `p` and `p`.
+#[inline(always)]
+pub fn misalignment<T>(p: *const T, bytes: usize) -> i64 {
+    ((p as usize % bytes) / core::mem::size_of::<T>()) as i64
 }
 
 /// Is `p` aligned to twice the size of `T` (a pair access)?
@@ -245,6 +258,10 @@ mod device {
         fn aligned_pair(&self) -> bool {
             pair_aligned(self.0)
         }
+        #[inline(always)]
+        fn misalignment(&self, bytes: usize) -> i64 {
+            misalignment(self.0, bytes)
+        }
     }
 
     impl<T: Copy> Mem<T> for Smem<T> {
@@ -293,6 +310,10 @@ mod device {
         #[inline(always)]
         fn aligned_pair(&self) -> bool {
             pair_aligned(self.0)
+        }
+        #[inline(always)]
+        fn misalignment(&self, bytes: usize) -> i64 {
+            misalignment(self.0, bytes)
         }
     }
 

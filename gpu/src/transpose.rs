@@ -16,6 +16,13 @@
 //! padded by one 32-bit word ([`Padded`]) or a swizzle of the 32-bit words ([`Swizzled`], through a
 //! [`SwizzleEngine`]). A tile wholly inside the matrix moves without predicates; in the others
 //! each value is predicated by its coordinate (`elem_less` of the identity tile's partition).
+//!
+//! Where `dst`'s row stride is not a whole number of 32-byte sectors (odd widths), each output
+//! row's 64-element window is shifted back to the sector boundary below it, so that no warp's
+//! store starts mid-sector: the block stages a sector's worth of input rows more
+//! ([`Transpose::LEAD`]) and writes row `j`'s window from where it starts
+//! ([`Transpose::aligned_rows_out`]). It takes the ragged transpose from 72% to 79% of a copy on
+//! the H100 (`docs/perf.md`: partial sectors were only part of what unaligned rows cost).
 
 use crate::ctx::{Collective, Ctx, Geometry, Kernel};
 use crate::mem::{Mem, SwizzleEngine};
@@ -153,6 +160,34 @@ pub struct Transpose<T, S>(PhantomData<(T, S)>);
 impl<T: Copy + Default, S: SmemTile<T>> Transpose<T, S> {
     /// The shared tile, `(row, column)`, flat.
     const SMEM: FlatLayout<2> = const_ok!(FlatLayout::from_layout(&S::LAYOUT));
+    /// Elements per [`STORE_ALIGN`] bytes: a sector.
+    pub const ALIGN: i64 = STORE_ALIGN / core::mem::size_of::<T>() as i64;
+    /// Input rows above its tile that a block stages when the output's rows are not
+    /// aligned ([`Transpose::aligned_rows_out`]): `STORE_ALIGN` bytes' worth.
+    pub const LEAD: i64 = Self::ALIGN;
+    /// The shared tile with the [`LEAD`](Transpose::LEAD) rows above it: `(LEAD + 64, 64)` with
+    /// the tile's strides; row `r` holds input row `64 by - LEAD + r`.
+    const SMEM_LED: FlatLayout<2> = const_ok!(FlatLayout::new(
+        [Self::LEAD + TILE, TILE],
+        Self::SMEM.stride()
+    ));
+    /// [`SMEM_LED`](Transpose::SMEM_LED) read as an output tile: `(column, row)`.
+    const SMEM_LED_T: FlatLayout<2> = const_ok!(FlatLayout::new(
+        [TILE, Self::LEAD + TILE],
+        [Self::SMEM.stride()[1], Self::SMEM.stride()[0]]
+    ));
+    /// Elements of shared memory the led tile spans: its last element's offset, plus one (a
+    /// swizzle moves elements within their row of 64: the rows span as many).
+    const ELEMS_LED: i64 =
+        (Self::LEAD + TILE - 1) * Self::SMEM.stride()[0] + (TILE - 1) * Self::SMEM.stride()[1] + 1;
+
+    /// Do `dst`'s rows start at different offsets within a sector (a row stride that is not a
+    /// whole number of sectors)? Then the blocks write each output row's window shifted back to
+    /// a sector boundary ([`Transpose::led_rows_in`], [`Transpose::aligned_rows_out`]), so that
+    /// no store writes part of a sector.
+    pub const fn led(dst_row_stride: i64) -> bool {
+        dst_row_stride % Self::ALIGN != 0
+    }
     /// The shared tile read as an output tile: `select<1,0>` of its layout, `(j, i) -> (i, j)`.
     const SMEM_T: FlatLayout<2> =
         const_ok!(FlatLayout::from_layout(&const_ok!(Layout::concat(&[
@@ -199,6 +234,109 @@ impl<T: Copy + Default, S: SmemTile<T>> Transpose<T, S> {
     }
 }
 
+impl<T: Copy + Default, S: SmemTile<T>> Transpose<T, S> {
+    /// Step 0 when the output's rows are not sector-aligned: block `(bx, by)` stages input rows
+    /// `64 by - LEAD .. 64 by + 64` of its 64 columns in the led tile ([`SMEM_LED`]): the tile as
+    /// in the aligned case, into rows `LEAD..`, then the `LEAD` rows above it, 8 at a time
+    /// ([`PLAN8`]: two values a thread), each value predicated by its coordinate.
+    ///
+    /// # Safety
+    /// As [`Kernel::step`].
+    ///
+    /// [`SMEM_LED`]: Transpose::SMEM_LED
+    #[inline(always)]
+    unsafe fn led_rows_in<E: Mem<T>, M: Mem<T>>(p: &TransposeParams<E>, c: &Ctx<M>) {
+        let (thr, [bx, by]) = (PLAN.get_slice(c.thread), c.block);
+        let smem = FlatTensor::new(S::engine(c.smem), Self::SMEM_LED);
+        let id = make_coord_tensor(p.src.shape());
+        let tile = [by, bx];
+        // rows LEAD.. of the led tile: the aligned case's tile, one sector's rows further on
+        let below = FlatTensor::new(
+            S::engine(c.smem).advance(Self::LEAD * Self::SMEM.stride()[0]),
+            Self::SMEM,
+        );
+        Self::move_values(
+            &thr,
+            &p.src.local_tile(TILER, tile),
+            &below,
+            &id.local_tile(TILER, tile),
+        );
+        let thr8 = PLAN8.get_slice(c.thread);
+        let mut q = 0;
+        while q < Self::LEAD / 8 {
+            // input rows 64 by - LEAD + 8q .. + 8 (8-row tile 8 by - LEAD / 8 + q)
+            let t8 = [8 * by - Self::LEAD / 8 + q, bx];
+            if t8[0] >= 0 {
+                let (s8, d8) = (
+                    thr8.partition_S(&p.src.local_tile(TILER8, t8)),
+                    thr8.partition_D(&smem.local_tile(TILER8, [q, 0])),
+                );
+                let c8 = thr8.partition_S(&id.local_tile(TILER8, t8));
+                let mut v = 0;
+                while v < 2 {
+                    if c8.elem_less(v) {
+                        d8.at(v).write(s8.at(v).read());
+                    }
+                    v += 1;
+                }
+            }
+            q += 1;
+        }
+    }
+
+    /// Step 1 when the output's rows are not sector-aligned: block `(bx, by)` writes output row
+    /// `j = 64 bx + jj`'s window `64 by - s_j .. 64 by - s_j + 64`, `s_j` the sector offset of
+    /// `dst(j, 64 by)`, so that every warp's 32 consecutive stores start a sector. The windows of
+    /// a row's blocks tile it (`s_j` does not depend on `by`: 64 elements are whole sectors);
+    /// each value is predicated by its coordinate, both ends.
+    ///
+    /// # Safety
+    /// As [`Kernel::step`], after [`Transpose::led_rows_in`] and the barrier.
+    #[inline(always)]
+    unsafe fn aligned_rows_out<E: Mem<T>, M: Mem<T>>(p: &TransposeParams<E>, c: &Ctx<M>) {
+        let (thr, [bx, by]) = (PLAN.get_slice(c.thread), c.block);
+        let smem_t = FlatTensor::new(S::engine(c.smem), Self::SMEM_LED_T);
+        let g = thr.partition_D(&p.dst.local_tile(TILER, [bx, by]));
+        let [out_rows, out_cols] = p.dst.shape();
+        let mut r = [T::default(); VALUES as usize];
+        let mut ok = [false; VALUES as usize];
+        unroll16!(v => {
+            let [jj, ii] = thr.coord(v);
+            let at = g.at(v);
+            // `dst(j, 64 by + ii)`'s sector offset is `s_j + ii` (mod a sector)
+            let s = (at.misalignment(STORE_ALIGN as usize) - ii).rem_euclid(Self::ALIGN);
+            let (j, i) = (TILE * bx + jj, TILE * by + ii - s);
+            ok[v as usize] = j < out_rows && i >= 0 && i < out_cols;
+            if ok[v as usize] {
+                r[v as usize] = smem_t.at([jj, Self::LEAD + ii - s]).read();
+            }
+        });
+        unroll16!(v => if ok[v as usize] {
+            let [_, ii] = thr.coord(v);
+            let s = (g.at(v).misalignment(STORE_ALIGN as usize) - ii).rem_euclid(Self::ALIGN);
+            g.at(v).advance(-s).write(r[v as usize]);
+        });
+    }
+}
+
+/// The boundary (bytes) the unaligned-output path starts each output row's window at: a 32-byte
+/// sector (a 128-byte line measured no faster, with four times the extra rows: `docs/perf.md`).
+pub const STORE_ALIGN: i64 = 32;
+
+/// The 8-row tiles of the led rows.
+pub const TILER8: [i64; 2] = [8, TILE];
+/// (thread, value) -> column-major coordinate `i + 8 j` of an 8x64 tile: thread `(tx, ty)` in
+/// `(32, 8)`, value `c` in 2: row `ty`, column `tx + 32c` (as [`TV`] on one row of its values).
+pub const TV8: Layout = const_ok!(Layout::parse("((32,8),2):((8,1),256)"));
+/// [`TV8`]'s partition of an 8x64 tile.
+pub const PLAN8: TvCoords<2> = const_ok!(TvCoords::new(
+    &const_ok!(make_tiled_copy_from_tv(
+        &TV8,
+        &const_ok!(IntTuple::from_ints(&TILER8))
+    )),
+    TILER8
+));
+
 impl<T: Copy + Default, S: SmemTile<T>> Kernel for Transpose<T, S> {
     type T = T;
     type Shared = T;
@@ -212,13 +350,17 @@ impl<T: Copy + Default, S: SmemTile<T>> Kernel for Transpose<T, S> {
     }
 
     /// A block per input tile, `(ceil(cols / 64), ceil(rows / 64))`, of [`THREADS`] threads with
-    /// the shared tile.
+    /// the shared tile — with output rows that are not sector-aligned, `ceil((rows + LEAD) / 64)`
+    /// tiles along the rows (the windows shift back by up to a sector) and the led tile.
     fn geometry<E: Engine>(p: &TransposeParams<E>, _sms: i64, _smem_limit: i64) -> Geometry {
-        let [tr, tc] = Self::tiles(p.src.shape());
+        let [rows, cols] = p.src.shape();
+        let led = Self::led(p.dst.layout().stride()[0]);
+        let [tr, tc] = Self::tiles([if led { rows + Self::LEAD } else { rows }, cols]);
+        let elems = if led { Self::ELEMS_LED } else { S::ELEMS };
         Geometry {
             grid: [tc, tr],
             threads: THREADS,
-            smem_bytes: S::ELEMS * core::mem::size_of::<T>() as i64,
+            smem_bytes: elems * core::mem::size_of::<T>() as i64,
         }
     }
 
@@ -233,6 +375,14 @@ impl<T: Copy + Default, S: SmemTile<T>> Kernel for Transpose<T, S> {
     ) -> f32 {
         let thr = PLAN.get_slice(c.thread);
         let [bx, by] = c.block;
+        if Self::led(p.dst.layout().stride()[0]) {
+            if k == 0 {
+                Self::led_rows_in(p, c);
+            } else {
+                Self::aligned_rows_out(p, c);
+            }
+            return carry;
+        }
         if k == 0 {
             let smem = FlatTensor::new(S::engine(c.smem), Self::SMEM);
             let tile = [by, bx];

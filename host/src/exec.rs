@@ -187,6 +187,11 @@ impl<T: Copy> Mem<T> for HostMem<T> {
     fn aligned_pair(&self) -> bool {
         self.pos % 2 == 0
     }
+    /// From the buffer's start, as a device buffer's start is 256-byte aligned.
+    fn misalignment(&self, bytes: usize) -> i64 {
+        let size = std::mem::size_of::<T>() as i64;
+        (self.pos * size).rem_euclid(bytes as i64) / size
+    }
     unsafe fn write_v4(&self, v: V4) {
         let i = self.check_v4("vector write");
         std::ptr::copy_nonoverlapping(v.0.as_ptr() as *const u8, self.data.add(i) as *mut u8, 16);
