@@ -59,7 +59,7 @@ Median time of --reps runs (CUDA events) after 5 warm-ups, beside cuMemcpyDtoD o
 the same run: rmsnorm 16384x4096, 16384x12288 and 4096x32768 (bf16, f32; in the tuned
 configuration, else the default, the last column says which); axpby 8192x8192 (bf16, f32; 3 bytes
 moved per element byte); copy 2^26 f32, 2^27 bf16, 2^26+5 f32; transpose 8192x8192 (pad, swizzle
-and pairs, each dtype) and 8191x8193 f32 (swizzle, pairs; the tile that run uses marked `chosen`);
+and pairs, each dtype) and 8191x8193 f32 (each tile; the one run uses marked `chosen`);
 gemm bf16
 4096^3 and 8192^3 (or the SIZES given, triples M N K) in TFLOP/s beside cuBLAS on the same inputs
 and the mma.sync ceiling (a register-only microbenchmark, 8 and 1 blocks of 8 warps per SM).
@@ -954,7 +954,7 @@ pub fn bench(a: BenchArgs) -> ExitCode {
         both::<bf16>(&g, r, &mut rng, &mut go);
         // the ragged shape in every tile, the chosen one marked
         let (chosen, from) = tuned.tile(f32::NAME);
-        for tile in [Tile::Swizzle, Tile::Pairs] {
+        for tile in Tile::ALL {
             let t = bench_tile::<f32>(&g, tile, (8191, 8193), r, &mut rng);
             go(t.map(|mut t| {
                 if tile == chosen {
