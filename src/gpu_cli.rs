@@ -1030,6 +1030,9 @@ pub struct TuneArgs {
 /// One candidate's outcome: its configuration's text and timing, or why it is out.
 type Tried = (String, Result<Timing, String>);
 
+/// What the tuner does with one kernel, type and size's candidates: `(what, n, tried, default)`.
+type Found<'a> = dyn FnMut(&str, i64, Vec<Tried>, String) + 'a;
+
 /// Prints the progress line of candidate `k` of `total`.
 fn progress(k: usize, total: usize, what: &str, t: &Tried) {
     match &t.1 {
@@ -1113,11 +1116,7 @@ pub fn tune(a: TuneArgs) -> ExitCode {
     let mut failed = false;
     let mut found = vec![];
     if which(TuneKernel::Rmsnorm) {
-        fn rms<T: RmsElem>(
-            g: &Gpu,
-            (r, rng): (usize, &mut Rng),
-            out: &mut dyn FnMut(&str, i64, Vec<Tried>, String),
-        ) {
+        fn rms<T: RmsElem>(g: &Gpu, (r, rng): (usize, &mut Rng), out: &mut Found) {
             let cands = RmsConfig::candidates(g.rmsnorm_smem());
             for (rows, cols) in RMS_SIZES {
                 let what = format!("rmsnorm_{} {rows}x{cols}", T::NAME);
