@@ -18,7 +18,7 @@ REPORT=gpu/registers.txt
       /Compiling entry function/ { gsub(/\047/, "", $7); k = $7 }
       /stack frame/ { stack = $1; spill = $5 + $9 }
       /Used [0-9]+ registers/ { for (i = 1; i <= NF; i++) if ($i == "registers,") r = $(i-1)
-        printf "%-6s %-24s %3d registers  %d stack  %d spill\n", arch, k, r, stack, spill }'
+        printf "%-6s %-28s %3d registers  %d stack  %d spill\n", arch, k, r, stack, spill }'
     rm -f "$PTX"
   done | sort
 } > "$REPORT.new"

@@ -17,12 +17,15 @@
 //! [`SwizzleEngine`]). A tile wholly inside the matrix moves without predicates; in the others
 //! each value is predicated by its coordinate (`elem_less` of the identity tile's partition).
 //!
-//! Where `dst`'s row stride is not a whole number of 32-byte sectors (odd widths), each output
-//! row's 64-element window is shifted back to the sector boundary below it, so that no warp's
-//! store starts mid-sector: the block stages a sector's worth of input rows more
-//! ([`Transpose::LEAD`]) and writes row `j`'s window from where it starts
+//! The led kernels (`Transpose<T, S, true>`, the entries `transpose_{pad,swizzle}_led_<T>`) are
+//! for a `dst` whose row stride is not a whole number of 32-byte sectors (odd widths; [`led`]
+//! tells): each output row's 64-element window is shifted back to the sector boundary below it,
+//! so that no warp's store starts mid-sector. The block stages a sector's worth of input rows
+//! more ([`Transpose::LEAD`]) and writes row `j`'s window from where it starts
 //! ([`Transpose::aligned_rows_out`]). It takes the ragged transpose from 72% to 79% of a copy on
-//! the H100 (`docs/perf.md`: partial sectors were only part of what unaligned rows cost).
+//! the H100 (`docs/perf.md`: partial sectors were only part of what unaligned rows cost). Either
+//! kernel is correct for any strides; the host launches the led one where [`led`] says, so the
+//! other keeps the short body of the aligned case.
 
 use crate::ctx::{Collective, Ctx, Geometry, Kernel};
 use crate::mem::{Mem, SwizzleEngine};
@@ -154,10 +157,19 @@ impl<T: Copy> SmemTile<T> for Swizzled<T> {
     }
 }
 
-/// The transpose of elements `T` through shared tile `S` (a [`Kernel`]).
-pub struct Transpose<T, S>(PhantomData<(T, S)>);
+/// Do `dst`'s rows start at different offsets within a 32-byte sector (a row stride of `T`s
+/// that is not a whole number of sectors)? Then the led transpose (`Transpose<T, S, true>`)
+/// writes each output row's window shifted back to a sector boundary, so that no store writes
+/// part of a sector.
+pub const fn led<T>(dst_row_stride: i64) -> bool {
+    dst_row_stride % (STORE_ALIGN / core::mem::size_of::<T>() as i64) != 0
+}
 
-impl<T: Copy + Default, S: SmemTile<T>> Transpose<T, S> {
+/// The transpose of elements `T` through shared tile `S` (a [`Kernel`]); `LED`: each output row's
+/// window starts at a sector ([`led`]).
+pub struct Transpose<T, S, const LED: bool = false>(PhantomData<(T, S)>);
+
+impl<T: Copy + Default, S: SmemTile<T>, const LED: bool> Transpose<T, S, LED> {
     /// The shared tile, `(row, column)`, flat.
     const SMEM: FlatLayout<2> = const_ok!(FlatLayout::from_layout(&S::LAYOUT));
     /// Elements per [`STORE_ALIGN`] bytes: a sector.
@@ -181,13 +193,6 @@ impl<T: Copy + Default, S: SmemTile<T>> Transpose<T, S> {
     const ELEMS_LED: i64 =
         (Self::LEAD + TILE - 1) * Self::SMEM.stride()[0] + (TILE - 1) * Self::SMEM.stride()[1] + 1;
 
-    /// Do `dst`'s rows start at different offsets within a sector (a row stride that is not a
-    /// whole number of sectors)? Then the blocks write each output row's window shifted back to
-    /// a sector boundary ([`Transpose::led_rows_in`], [`Transpose::aligned_rows_out`]), so that
-    /// no store writes part of a sector.
-    pub const fn led(dst_row_stride: i64) -> bool {
-        dst_row_stride % Self::ALIGN != 0
-    }
     /// The shared tile read as an output tile: `select<1,0>` of its layout, `(j, i) -> (i, j)`.
     const SMEM_T: FlatLayout<2> =
         const_ok!(FlatLayout::from_layout(&const_ok!(Layout::concat(&[
@@ -234,7 +239,7 @@ impl<T: Copy + Default, S: SmemTile<T>> Transpose<T, S> {
     }
 }
 
-impl<T: Copy + Default, S: SmemTile<T>> Transpose<T, S> {
+impl<T: Copy + Default, S: SmemTile<T>, const LED: bool> Transpose<T, S, LED> {
     /// Step 0 when the output's rows are not sector-aligned: block `(bx, by)` stages input rows
     /// `64 by - LEAD .. 64 by + 64` of its 64 columns in the led tile ([`SMEM_LED`]): the tile as
     /// in the aligned case, into rows `LEAD..`, then the `LEAD` rows above it, 8 at a time
@@ -300,11 +305,14 @@ impl<T: Copy + Default, S: SmemTile<T>> Transpose<T, S> {
         let [out_rows, out_cols] = p.dst.shape();
         let mut r = [T::default(); VALUES as usize];
         let mut ok = [false; VALUES as usize];
+        // each value's shifted engine, once for both loops
+        let mut a_d = [g.at(0); VALUES as usize];
         unroll16!(v => {
             let [jj, ii] = thr.coord(v);
             let at = g.at(v);
             // `dst(j, 64 by + ii)`'s sector offset is `s_j + ii` (mod a sector)
             let s = (at.misalignment(STORE_ALIGN as usize) - ii).rem_euclid(Self::ALIGN);
+            a_d[v as usize] = at.advance(-s);
             let (j, i) = (TILE * bx + jj, TILE * by + ii - s);
             ok[v as usize] = j < out_rows && i >= 0 && i < out_cols;
             if ok[v as usize] {
@@ -312,9 +320,7 @@ impl<T: Copy + Default, S: SmemTile<T>> Transpose<T, S> {
             }
         });
         unroll16!(v => if ok[v as usize] {
-            let [_, ii] = thr.coord(v);
-            let s = (g.at(v).misalignment(STORE_ALIGN as usize) - ii).rem_euclid(Self::ALIGN);
-            g.at(v).advance(-s).write(r[v as usize]);
+            a_d[v as usize].write(r[v as usize]);
         });
     }
 }
@@ -337,7 +343,7 @@ pub const PLAN8: TvCoords<2> = const_ok!(TvCoords::new(
     TILER8
 ));
 
-impl<T: Copy + Default, S: SmemTile<T>> Kernel for Transpose<T, S> {
+impl<T: Copy + Default, S: SmemTile<T>, const LED: bool> Kernel for Transpose<T, S, LED> {
     type T = T;
     type Shared = T;
     type Params<E: Engine> = TransposeParams<E>;
@@ -350,13 +356,12 @@ impl<T: Copy + Default, S: SmemTile<T>> Kernel for Transpose<T, S> {
     }
 
     /// A block per input tile, `(ceil(cols / 64), ceil(rows / 64))`, of [`THREADS`] threads with
-    /// the shared tile — with output rows that are not sector-aligned, `ceil((rows + LEAD) / 64)`
-    /// tiles along the rows (the windows shift back by up to a sector) and the led tile.
+    /// the shared tile — led (`LED`), `ceil((rows + LEAD) / 64)` tiles along the rows (the
+    /// windows shift back by up to a sector) and the led tile.
     fn geometry<E: Engine>(p: &TransposeParams<E>, _sms: i64, _smem_limit: i64) -> Geometry {
         let [rows, cols] = p.src.shape();
-        let led = Self::led(p.dst.layout().stride()[0]);
-        let [tr, tc] = Self::tiles([if led { rows + Self::LEAD } else { rows }, cols]);
-        let elems = if led { Self::ELEMS_LED } else { S::ELEMS };
+        let [tr, tc] = Self::tiles([if LED { rows + Self::LEAD } else { rows }, cols]);
+        let elems = if LED { Self::ELEMS_LED } else { S::ELEMS };
         Geometry {
             grid: [tc, tr],
             threads: THREADS,
@@ -365,7 +370,7 @@ impl<T: Copy + Default, S: SmemTile<T>> Kernel for Transpose<T, S> {
     }
 
     /// Step 0: the input tile into the shared tile; step 1 (after the barrier): the output tile
-    /// from the shared tile.
+    /// from the shared tile (led: [`Transpose::led_rows_in`], [`Transpose::aligned_rows_out`]).
     #[inline(always)]
     unsafe fn step<E: Mem<T>, M: Mem<T>>(
         k: usize,
@@ -375,7 +380,7 @@ impl<T: Copy + Default, S: SmemTile<T>> Kernel for Transpose<T, S> {
     ) -> f32 {
         let thr = PLAN.get_slice(c.thread);
         let [bx, by] = c.block;
-        if Self::led(p.dst.layout().stride()[0]) {
+        if LED {
             if k == 0 {
                 Self::led_rows_in(p, c);
             } else {

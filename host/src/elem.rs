@@ -24,6 +24,11 @@ pub trait Elem:
     type TransposePad: TransposeKernel<Self>;
     /// The transpose of this type through the swizzled shared tile.
     type TransposeSwizzle: TransposeKernel<Self>;
+    /// The led transpose of this type through the padded shared tile (for output rows that are
+    /// not whole sectors: `tessel_gpu::transpose::led`).
+    type TransposePadLed: TransposeKernel<Self>;
+    /// The led transpose of this type through the swizzled shared tile.
+    type TransposeSwizzleLed: TransposeKernel<Self>;
     /// The transpose of this type moving pairs of elements.
     type TransposePairs: TransposeKernel<Self>;
     /// Rounds `x` to this type.
@@ -43,6 +48,8 @@ impl Elem for f32 {
     type Copy = VecCopy<f32>;
     type TransposePad = Transpose<f32, Padded<f32>>;
     type TransposeSwizzle = Transpose<f32, Swizzled<f32>>;
+    type TransposePadLed = Transpose<f32, Padded<f32>, true>;
+    type TransposeSwizzleLed = Transpose<f32, Swizzled<f32>, true>;
     type TransposePairs = TransposePairs<f32>;
     fn from_f64(x: f64) -> Self {
         x as f32
@@ -65,6 +72,8 @@ impl Elem for f16 {
     type Copy = VecCopy<f16>;
     type TransposePad = Transpose<f16, Padded<f16>>;
     type TransposeSwizzle = Transpose<f16, Swizzled<f16>>;
+    type TransposePadLed = Transpose<f16, Padded<f16>, true>;
+    type TransposeSwizzleLed = Transpose<f16, Swizzled<f16>, true>;
     type TransposePairs = TransposePairs<f16>;
     fn from_f64(x: f64) -> Self {
         f16::from_f64(x)
@@ -87,6 +96,8 @@ impl Elem for bf16 {
     type Copy = VecCopy<bf16>;
     type TransposePad = Transpose<bf16, Padded<bf16>>;
     type TransposeSwizzle = Transpose<bf16, Swizzled<bf16>>;
+    type TransposePadLed = Transpose<bf16, Padded<bf16>, true>;
+    type TransposeSwizzleLed = Transpose<bf16, Swizzled<bf16>, true>;
     type TransposePairs = TransposePairs<bf16>;
     fn from_f64(x: f64) -> Self {
         bf16::from_f64(x)
@@ -118,21 +129,31 @@ impl<T, K> TransposeKernel<T> for K where
 {
 }
 
-/// A transpose of `T`: its kernel (what `Gpu::transpose` launches and the host execution runs,
-/// the same kernel) and the name its kernels carry.
+/// A transpose of `T`: its kernels (what `Gpu::transpose` launches and the host execution runs,
+/// the same kernels) and the name they carry.
 pub trait TransposeTile<T: Elem> {
-    /// `pad`, `swizzle` or `pairs`: the kernel is `transpose_{TILE}_{T::NAME}`.
+    /// `pad`, `swizzle` or `pairs`: the kernels are `transpose_{TILE}_{T::NAME}` and
+    /// `transpose_{TILE}_led_{T::NAME}`.
     const TILE: &'static str;
     /// `T::TransposePad`, `T::TransposeSwizzle` or `T::TransposePairs`.
     type Kernel: TransposeKernel<T>;
+    /// The kernel for a `dst` whose rows are not whole sectors (`T::TransposePadLed`,
+    /// `T::TransposeSwizzleLed`; the pairs have none: their `Kernel`).
+    type Led: TransposeKernel<T>;
+    /// Whether a `dst` of this row stride takes [`TransposeTile::Led`].
+    fn led(dst_row_stride: i64) -> bool {
+        tessel_gpu::transpose::led::<T>(dst_row_stride)
+    }
 }
 impl<T: Elem> TransposeTile<T> for Padded<T> {
     const TILE: &'static str = <Padded<T> as SmemTile<T>>::NAME;
     type Kernel = T::TransposePad;
+    type Led = T::TransposePadLed;
 }
 impl<T: Elem> TransposeTile<T> for Swizzled<T> {
     const TILE: &'static str = <Swizzled<T> as SmemTile<T>>::NAME;
     type Kernel = T::TransposeSwizzle;
+    type Led = T::TransposeSwizzleLed;
 }
 /// The transpose moving pairs of adjacent elements ([`TransposePairs`]; its shared tile is
 /// `tessel_gpu::transpose::PAIR_SMEM`).
@@ -140,6 +161,10 @@ pub struct Paired<T>(PhantomData<T>);
 impl<T: Elem> TransposeTile<T> for Paired<T> {
     const TILE: &'static str = "pairs";
     type Kernel = T::TransposePairs;
+    type Led = T::TransposePairs;
+    fn led(_: i64) -> bool {
+        false
+    }
 }
 
 /// An element type with RMSNorm kernels: `f32`, `bf16`.

@@ -354,9 +354,18 @@ pub fn copy<T: Copy + Default>(src: &[T], grid: i64, poison: T) -> Run<T> {
     Run { out, writes }
 }
 
-/// The transpose kernel of `S` (`S::Kernel`) on the host ([`run`]): `src` (a buffer of at least the
-/// cosize of `src_layout`, a `(rows, cols)` tensor) into an output of `dst_layout` that starts as
-/// `poison`. The kernel's `prepare` refusal comes back as `Err`; every access is checked (shared
+/// `K`'s `prepare`, `geometry` (for an H100: 132 SMs, 227 KiB of shared memory a block) and
+/// [`run`] of `p`, or `prepare`'s refusal.
+fn run_prepared<K: Kernel>(p: K::Params<HostMem<K::T>>) -> Result<(), &'static str> {
+    let p = K::prepare::<HostMem<K::T>>(p)?;
+    let g = K::geometry::<HostMem<K::T>>(&p, 132, 232_448);
+    run::<K>(&p, g);
+    Ok(())
+}
+
+/// The transpose kernel of `S` (`S::Kernel`, or `S::Led` where [`TransposeTile::led`] says) on
+/// the host ([`run`]): `src` (a buffer of at least the cosize of `src_layout`, a `(rows, cols)`
+/// tensor) into an output of `dst_layout` that starts as `poison`. The kernel's `prepare` refusal comes back as `Err`; every access is checked (shared
 /// memory per block: an element read before it is written panics), and the source must not be
 /// written.
 pub fn transpose_layouts<T: Elem, S: TransposeTile<T>>(
@@ -378,9 +387,11 @@ pub fn transpose_layouts<T: Elem, S: TransposeTile<T>>(
             dst: FlatTensor::new(HostMem::new(&mut out, &mut writes), dst_layout),
         }
     };
-    let p = S::Kernel::prepare::<HostMem<T>>(p)?;
-    let g = S::Kernel::geometry::<HostMem<T>>(&p, 132, 232_448);
-    run::<S::Kernel>(&p, g);
+    if S::led(dst_layout.stride()[0]) {
+        run_prepared::<S::Led>(p)?;
+    } else {
+        run_prepared::<S::Kernel>(p)?;
+    }
     assert!(
         reads.iter().all(|&r| r == 0),
         "the transpose wrote its source"

@@ -730,16 +730,22 @@ impl Gpu {
     }
 
     /// `dst = src^T` with the `transpose_<S>_<T>` kernel: `src` `(rows,cols)` with unit stride along
-    /// its rows (any row stride), `dst` `(cols,rows)` likewise.
+    /// its rows (any row stride), `dst` `(cols,rows)` likewise. Where `dst`'s rows are not whole
+    /// 32-byte sectors ([`TransposeTile::led`]), the `transpose_<S>_led_<T>` kernel.
     pub fn transpose<T: Elem, S: TransposeTile<T>>(
         &self,
         src: &DeviceTensor<T>,
         dst: &mut DeviceTensor<T>,
     ) -> Result<()> {
-        self.launch::<S::Kernel>(TransposeParams {
+        let p = TransposeParams {
             src: src.param("src")?,
             dst: dst.param("dst")?,
-        })
+        };
+        if S::led(p.dst.layout().stride()[0]) {
+            self.launch::<S::Led>(p)
+        } else {
+            self.launch::<S::Kernel>(p)
+        }
     }
 
     /// `y = x / sqrt(mean(x^2) + eps) * w` row by row with an `rmsnorm_<T>` kernel: `x` and `y`

@@ -186,6 +186,18 @@ fn transpose_strided_ok<T: Elem, S: TransposeTile<T>>(
     }
 }
 
+/// `S`'s two kernels with the choice between them forced (`LED`): each is correct for any
+/// strides, whichever the host would pick.
+struct Forced<S, const LED: bool>(std::marker::PhantomData<S>);
+impl<T: Elem, S: TransposeTile<T>, const LED: bool> TransposeTile<T> for Forced<S, LED> {
+    const TILE: &'static str = S::TILE;
+    type Kernel = S::Kernel;
+    type Led = S::Led;
+    fn led(_: i64) -> bool {
+        LED
+    }
+}
+
 #[test]
 fn transpose_takes_any_row_stride() {
     for (r, c, ld_in, ld_out) in [
@@ -202,6 +214,12 @@ fn transpose_takes_any_row_stride() {
         // odd row strides: the pair transpose's whole tiles move element by element
         transpose_strided_ok::<f16, Paired<f16>>(r, c, ld_in, ld_out, 15);
         transpose_strided_ok::<f32, Paired<f32>>(r, c, ld_in, ld_out, 16);
+        // both kernels of a tile at every stride: the led one where the output rows are whole
+        // sectors too, the other where they are not
+        transpose_strided_ok::<f32, Forced<Padded<f32>, true>>(r, c, ld_in, ld_out, 17);
+        transpose_strided_ok::<f32, Forced<Padded<f32>, false>>(r, c, ld_in, ld_out, 18);
+        transpose_strided_ok::<bf16, Forced<Swizzled<bf16>, true>>(r, c, ld_in, ld_out, 19);
+        transpose_strided_ok::<bf16, Forced<Swizzled<bf16>, false>>(r, c, ld_in, ld_out, 20);
     }
 }
 
