@@ -8,14 +8,14 @@ use clap::{Args, ValueEnum};
 use half::{bf16, f16};
 use host::arch::Arch;
 use host::elem::RmsElem;
-use host::elem::{Elem, Paired, Rng};
+use host::elem::{Elem, Paired, Rng, TransposeTile};
 use host::gemm;
 use host::gpu::{Gpu, GpuError};
 use host::jobs::{self, Timing, Verdict};
 use host::tune::{Cache, DeviceId, Entry, RmsConfig, Tile};
 use tessel::ptx;
 use tessel_gpu::rmsnorm::WARPS;
-use tessel_gpu::transpose::{Padded, SmemTile, Swizzled};
+use tessel_gpu::transpose::{Padded, Swizzled};
 
 const NO_GPU: u8 = 3;
 
@@ -31,7 +31,8 @@ KERNEL and its SIZES (positive integers, `_` separators allowed, at most 2^32 el
   copy [N]               default 1000003; --dtype f32|f16|bf16|all
   transpose [ROWS COLS]  default 1031 2053; ROWS at most 4194240 (65535 blocks of 64 rows);
                          --dtype f32|f16|bf16|all, --smem pad|swizzle|pairs|all (default: the
-                         tuned tile, else swizzle)
+                         tuned tile, else swizzle; pad where the output's rows are not whole
+                         32-byte sectors, e.g. odd ROWS: the led kernels)
   rmsnorm [M N]          default 14 4096; N a multiple of 8; --dtype f32|bf16|all (f32 and bf16);
                          --warps 1|2|4|8|16|all (warps per row; default: the tuned configuration
                          for N, else by N)
@@ -59,9 +60,8 @@ Median time of --reps runs (CUDA events) after 5 warm-ups, beside cuMemcpyDtoD o
 the same run: rmsnorm 16384x4096, 16384x12288 and 4096x32768 (bf16, f32; in the tuned
 configuration, else the default, the last column says which); axpby 8192x8192 (bf16, f32; 3 bytes
 moved per element byte); copy 2^26 f32, 2^27 bf16, 2^26+5 f32; transpose 8192x8192 (pad, swizzle
-and pairs, each dtype) and 8191x8193 f32 (each tile; the one run uses marked `chosen`);
-gemm bf16
-4096^3 and 8192^3 (or the SIZES given, triples M N K) in TFLOP/s beside cuBLAS on the same inputs
+and pairs, each dtype) and 8191x8193 f32 (each tile, the led kernels of pad and swizzle; the one
+run uses marked `chosen`); gemm bf16 4096^3 and 8192^3 (or the SIZES given, triples M N K) in TFLOP/s beside cuBLAS on the same inputs
 and the mma.sync ceiling (a register-only microbenchmark, 8 and 1 blocks of 8 warps per SM).
 
 Exit status: 0 all timed, 1 a kernel failed to run (or the GPU could not be used), 2 bad
@@ -153,7 +153,8 @@ pub struct RunArgs {
     /// Element type [default: f32]
     #[arg(long, value_enum)]
     dtype: Option<DtypeArg>,
-    /// The transpose's shared tile [default: the tuned one, else swizzle]
+    /// The transpose's shared tile [default: the tuned one, else swizzle, or pad where the
+    /// output's rows are not whole sectors]
     #[arg(long, value_enum)]
     smem: Option<SmemArg>,
     /// RMSNorm's warps per row [default: the tuned configuration, else by N]
@@ -209,6 +210,37 @@ impl Dtype {
             Dtype::Bf16 => bf16::NAME,
         }
     }
+    /// Whether the transpose of `rows` rows of this type through `tile` runs its led kernel.
+    fn led(self, tile: Tile, rows: usize) -> bool {
+        match self {
+            Dtype::F32 => led::<f32>(tile, rows),
+            Dtype::F16 => led::<f16>(tile, rows),
+            Dtype::Bf16 => led::<bf16>(tile, rows),
+        }
+    }
+}
+
+/// Whether the transpose of `rows` rows of `T` through `tile` runs its led kernel
+/// (`TransposeTile::led`): the output the CLI makes is `(cols, rows):(rows, 1)`.
+fn led<T: Elem>(tile: Tile, rows: usize) -> bool {
+    let r = rows as i64;
+    match tile {
+        Tile::Pad => <Padded<T> as TransposeTile<T>>::led(r, r),
+        Tile::Swizzle => <Swizzled<T> as TransposeTile<T>>::led(r, r),
+        Tile::Pairs => <Paired<T> as TransposeTile<T>>::led(r, r),
+    }
+}
+
+/// The tile `--smem` names for one check, else the default for the shape (no tuning),
+/// and whether its led kernel runs.
+fn tile_of(d: Dtype, m: Option<SmemArg>, rows: usize) -> (Tile, bool) {
+    let tile = match m {
+        Some(SmemArg::Pad) => Tile::Pad,
+        Some(SmemArg::Pairs) => Tile::Pairs,
+        Some(_) => Tile::Swizzle,
+        None => Tile::default_for(d.led(Tile::Pad, rows)),
+    };
+    (tile, d.led(tile, rows))
 }
 
 /// An element type of RMSNorm (there is no f16 kernel).
@@ -231,7 +263,7 @@ impl RmsDtype {
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Job {
     Copy(Dtype, usize),
-    /// The shared tile: `None` for `jobs::DefaultSmem`.
+    /// The shared tile: `None` for the tuned one, else the default (`Tile::default_for`).
     Transpose(Dtype, Option<SmemArg>, usize, usize),
     /// Warps per row: `None` for the tuned or default configuration.
     Rmsnorm(RmsDtype, usize, usize, Option<i64>),
@@ -262,14 +294,10 @@ impl Job {
     fn entries(&self) -> Vec<String> {
         match self {
             Job::Copy(d, _) => vec![format!("copy_{}", d.name())],
-            Job::Transpose(d, m, ..) => {
-                let tile = match m {
-                    Some(SmemArg::Pad) => "pad",
-                    Some(SmemArg::Pairs) => "pairs",
-                    Some(_) => "swizzle",
-                    None => <jobs::DefaultSmem<f32> as SmemTile<f32>>::NAME,
-                };
-                vec![format!("transpose_{tile}_{}", d.name())]
+            Job::Transpose(d, m, r, _) => {
+                let (tile, led) = tile_of(*d, *m, *r);
+                let led = if led { "_led" } else { "" };
+                vec![format!("transpose_{}{led}_{}", tile.name(), d.name())]
             }
             Job::Rmsnorm(d, _, c, w) => {
                 let w = w.unwrap_or_else(|| match d {
@@ -296,13 +324,11 @@ impl Job {
         match self {
             Job::Copy(d, n) => format!("copy {} n={n}", d.name()),
             Job::Transpose(d, m, r, c) => {
-                let tile = match m {
-                    Some(SmemArg::Pad) => "pad",
-                    Some(SmemArg::Pairs) => "pairs",
-                    Some(_) => "swizzle",
-                    None => <jobs::DefaultSmem<f32> as SmemTile<f32>>::NAME,
-                };
-                format!("transpose_{tile} {} {r}x{c}", d.name())
+                format!(
+                    "transpose_{} {} {r}x{c}",
+                    tile_of(*d, *m, *r).0.name(),
+                    d.name()
+                )
             }
             Job::Rmsnorm(d, r, c, None) => format!("rmsnorm {} {r}x{c}", d.name()),
             Job::Rmsnorm(d, r, c, Some(w)) => format!("rmsnorm {} {r}x{c} w{w}", d.name()),
@@ -582,17 +608,15 @@ impl Tuned {
         }
     }
 
-    /// The transpose's tile for `dtype`, and whether it is the tuned one.
-    fn tile(&self, dtype: &str) -> (Tile, bool) {
+    /// The transpose's tile for `dtype` and output rows that are whole sectors or not (`led`),
+    /// and whether it is the tuned one.
+    fn tile(&self, dtype: &str, led: bool) -> (Tile, bool) {
         match self
-            .lookup("transpose", dtype, 0)
+            .lookup(Tile::cache_kernel(led), dtype, 0)
             .and_then(|e| Tile::parse(&e.config).ok())
         {
             Some(t) => (t, true),
-            None => (
-                Tile::parse(<jobs::DefaultSmem<f32> as SmemTile<f32>>::NAME).expect("a tile"),
-                false,
-            ),
+            None => (Tile::default_for(led), false),
         }
     }
 }
@@ -675,7 +699,7 @@ fn check(gpu: Option<&Gpu>, tuned: &Tuned, job: &Job, rng: &mut Rng) -> Result<V
             Job::Transpose(_, Some(SmemArg::Pairs), r, c) => {
                 jobs::run_transpose::<T, Paired<T>>(gpu, r, c, rng)
             }
-            Job::Transpose(_, _, r, c) => match tuned.tile(T::NAME).0 {
+            Job::Transpose(_, _, r, c) => match tuned.tile(T::NAME, led::<T>(Tile::Pad, r)).0 {
                 Tile::Pad => jobs::run_transpose::<T, Padded<T>>(gpu, r, c, rng),
                 Tile::Swizzle => jobs::run_transpose::<T, Swizzled<T>>(gpu, r, c, rng),
                 Tile::Pairs => jobs::run_transpose::<T, Paired<T>>(gpu, r, c, rng),
@@ -812,8 +836,9 @@ fn print_timing(t: &Timing) {
 /// elements or more.
 const RMS_SIZES: [(usize, usize); 3] = [(16384, 4096), (16384, 12288), (4096, 32768)];
 
-/// The transposes' size for `tessel tune`: 8192 x 8192.
-const TUNE_TRANSPOSE: (usize, usize) = (8192, 8192);
+/// The transposes' sizes for `tessel tune`: 8192 x 8192 (output rows of whole sectors) and the
+/// ragged 8191 x 8193 (not: the led kernels), and whether they are led.
+const TUNE_TRANSPOSE: [(usize, usize, bool); 2] = [(8192, 8192, false), (8191, 8193, true)];
 
 /// `tessel bench [KERNEL] [--reps N] [--seed N] [--device N]`.
 pub fn bench(a: BenchArgs) -> ExitCode {
@@ -953,7 +978,7 @@ pub fn bench(a: BenchArgs) -> ExitCode {
         both::<f16>(&g, r, &mut rng, &mut go);
         both::<bf16>(&g, r, &mut rng, &mut go);
         // the ragged shape in every tile, the chosen one marked
-        let (chosen, from) = tuned.tile(f32::NAME);
+        let (chosen, from) = tuned.tile(f32::NAME, true);
         for tile in Tile::ALL {
             let t = bench_tile::<f32>(&g, tile, (8191, 8193), r, &mut rng);
             go(t.map(|mut t| {
@@ -990,7 +1015,7 @@ fn bench_tile<T: Elem>(
 pub enum TuneKernel {
     /// warps per row and staging, per type and N (4096, 12288, 32768)
     Rmsnorm,
-    /// the shared tile (pad, swizzle, pairs), per type
+    /// the shared tile (pad, swizzle, pairs), per type, for output rows of whole sectors and not
     Transpose,
     /// both
     All,
@@ -1004,7 +1029,9 @@ beside each configuration). Before it is timed, each candidate is checked on fre
 against its host execution; one that fails is not chosen.
   rmsnorm    rmsnorm_w{1,2,4,8,16}_{f32,bf16}, each staging in all or half of the shared memory a
              block may have, at 16384x4096, 16384x12288 and 4096x32768
-  transpose  transpose_{pad,swizzle,pairs}_{f32,f16,bf16} at 8192x8192
+  transpose  transpose_{pad,swizzle,pairs}_{f32,f16,bf16} at 8192x8192, and at 8191x8193 (output
+             rows that are not whole sectors: the led kernels of pad and swizzle), one choice
+             for each
 The copy has one configuration: nothing to tune.
 
 The cache: $TESSEL_TUNE_CACHE, else $XDG_CACHE_HOME/tessel/tune.tsv, else
@@ -1162,22 +1189,33 @@ pub fn tune(a: TuneArgs) -> ExitCode {
         }
     }
     if which(TuneKernel::Transpose) {
-        let total = 3 * Tile::ALL.len();
+        let total = 3 * TUNE_TRANSPOSE.len() * Tile::ALL.len();
         let mut k = 0;
-        fn tiles<T: Elem>(g: &Gpu, r: usize, rng: &mut Rng) -> Vec<Tried> {
+        fn tiles<T: Elem>(
+            g: &Gpu,
+            (rows, cols, led): (usize, usize, bool),
+            r: usize,
+            rng: &mut Rng,
+        ) -> Vec<Tried> {
             Tile::ALL
                 .into_iter()
                 .map(|tile| {
                     let name = tile.name().to_string();
+                    // checked at a shape of the same kind (led or not) as the timed one
+                    let check_rows = if led { 63 } else { 64 };
                     let check = match tile {
-                        Tile::Pad => jobs::run_transpose::<T, Padded<T>>(Some(g), 63, 65, rng),
-                        Tile::Swizzle => {
-                            jobs::run_transpose::<T, Swizzled<T>>(Some(g), 63, 65, rng)
+                        Tile::Pad => {
+                            jobs::run_transpose::<T, Padded<T>>(Some(g), check_rows, 65, rng)
                         }
-                        Tile::Pairs => jobs::run_transpose::<T, Paired<T>>(Some(g), 63, 65, rng),
+                        Tile::Swizzle => {
+                            jobs::run_transpose::<T, Swizzled<T>>(Some(g), check_rows, 65, rng)
+                        }
+                        Tile::Pairs => {
+                            jobs::run_transpose::<T, Paired<T>>(Some(g), check_rows, 65, rng)
+                        }
                     };
                     let t = match check {
-                        Ok(v) if v.ok => bench_tile::<T>(g, tile, TUNE_TRANSPOSE, r, rng)
+                        Ok(v) if v.ok => bench_tile::<T>(g, tile, (rows, cols), r, rng)
                             .map(|mut t| {
                                 t.config = Some(name.clone());
                                 t
@@ -1190,24 +1228,24 @@ pub fn tune(a: TuneArgs) -> ExitCode {
                 })
                 .collect()
         }
-        for (dtype, tried) in [
-            (f32::NAME, tiles::<f32>(&g, r, &mut rng)),
-            (f16::NAME, tiles::<f16>(&g, r, &mut rng)),
-            (bf16::NAME, tiles::<bf16>(&g, r, &mut rng)),
-        ] {
-            let what = format!(
-                "transpose_{dtype} {}x{}",
-                TUNE_TRANSPOSE.0, TUNE_TRANSPOSE.1
-            );
-            for t in &tried {
-                k += 1;
-                progress(k, total, &what, t);
-                failed |= t.1.is_err();
-            }
-            let default = <jobs::DefaultSmem<f32> as SmemTile<f32>>::NAME;
-            if let Some(b) = best(&device, ("transpose", dtype, 0), &tried, default) {
-                println!("{}", b.1);
-                found.push(b.0);
+        for shape @ (rows, cols, led) in TUNE_TRANSPOSE {
+            for (dtype, tried) in [
+                (f32::NAME, tiles::<f32>(&g, shape, r, &mut rng)),
+                (f16::NAME, tiles::<f16>(&g, shape, r, &mut rng)),
+                (bf16::NAME, tiles::<bf16>(&g, shape, r, &mut rng)),
+            ] {
+                let what = format!("transpose_{dtype} {rows}x{cols}");
+                for t in &tried {
+                    k += 1;
+                    progress(k, total, &what, t);
+                    failed |= t.1.is_err();
+                }
+                let default = Tile::default_for(led).name();
+                let key = (Tile::cache_kernel(led), dtype, 0);
+                if let Some(b) = best(&device, key, &tried, default) {
+                    println!("{}", b.1);
+                    found.push(b.0);
+                }
             }
         }
     }
@@ -1380,8 +1418,10 @@ mod tests {
     }
 
     #[test]
-    fn the_help_names_the_default_tile() {
-        assert_eq!(<jobs::DefaultSmem<f32> as SmemTile<f32>>::NAME, "swizzle");
+    fn the_help_names_the_default_tiles() {
+        assert_eq!(Tile::default_for(false), Tile::Swizzle);
+        assert_eq!(Tile::default_for(true), Tile::Pad);
+        assert!(RUN_HELP.contains("pad where"), "{RUN_HELP}");
     }
 
     #[test]

@@ -140,9 +140,16 @@ pub trait TransposeTile<T: Elem> {
     /// The kernel for a `dst` whose rows are not whole sectors (`T::TransposePadLed`,
     /// `T::TransposeSwizzleLed`; the pairs have none: their `Kernel`).
     type Led: TransposeKernel<T>;
-    /// Whether a `dst` of this row stride takes [`TransposeTile::Led`].
-    fn led(dst_row_stride: i64) -> bool {
-        tessel_gpu::transpose::led::<T>(dst_row_stride)
+    /// Whether the transpose of `rows` rows into a `dst` of this row stride takes
+    /// [`TransposeTile::Led`]: where `dst`'s rows are not whole sectors
+    /// (`tessel_gpu::transpose::led`) and the led grid, `ceil((rows + LEAD) / 64)` blocks along
+    /// y, stays within the device's 65535 (else the other kernel, correct for any strides).
+    fn led(dst_row_stride: i64, rows: i64) -> bool {
+        let [tr, _] = Transpose::<T, Padded<T>, true>::tiles([
+            rows + Transpose::<T, Padded<T>, true>::LEAD,
+            1,
+        ]);
+        tessel_gpu::transpose::led::<T>(dst_row_stride) && tr <= 65535
     }
 }
 impl<T: Elem> TransposeTile<T> for Padded<T> {
@@ -162,7 +169,7 @@ impl<T: Elem> TransposeTile<T> for Paired<T> {
     const TILE: &'static str = "pairs";
     type Kernel = T::TransposePairs;
     type Led = T::TransposePairs;
-    fn led(_: i64) -> bool {
+    fn led(_: i64, _: i64) -> bool {
         false
     }
 }

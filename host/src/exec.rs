@@ -387,7 +387,7 @@ pub fn transpose_layouts<T: Elem, S: TransposeTile<T>>(
             dst: FlatTensor::new(HostMem::new(&mut out, &mut writes), dst_layout),
         }
     };
-    if S::led(dst_layout.stride()[0]) {
+    if S::led(dst_layout.stride()[0], src_layout.shape()[0]) {
         run_prepared::<S::Led>(p)?;
     } else {
         run_prepared::<S::Kernel>(p)?;

@@ -741,7 +741,7 @@ impl Gpu {
             src: src.param("src")?,
             dst: dst.param("dst")?,
         };
-        if S::led(p.dst.layout().stride()[0]) {
+        if S::led(p.dst.layout().stride()[0], p.src.shape()[0]) {
             self.launch::<S::Led>(p)
         } else {
             self.launch::<S::Kernel>(p)

@@ -9,15 +9,11 @@ use tessel_gpu::copy::VecCopy;
 use tessel_gpu::ctx::{Entry, Kernel};
 use tessel_gpu::mem::Gmem;
 use tessel_gpu::real::Real;
-use tessel_gpu::transpose::Swizzled;
 
 use crate::elem::{Elem, RmsElem, Rng, TransposeTile};
 use crate::exec;
 use crate::gpu::{row_major, DeviceTensor, Gpu, GpuError, Result};
 use crate::tune::RmsConfig;
-
-/// The shared-memory tile of the transposes, as chosen by measurement (`docs/perf.md`).
-pub type DefaultSmem<T> = Swizzled<T>;
 
 /// The outcome of one check.
 #[derive(Debug, Clone)]

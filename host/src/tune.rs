@@ -103,6 +103,25 @@ impl Tile {
             Tile::Pairs => "pairs",
         }
     }
+    /// The tile without a tuned choice: for output rows of whole sectors `swizzle` (f32 8192²
+    /// 96.2%, pad 95.5%), else (`led`) `pad`, whose led kernel ran the ragged f32 8191x8193 at
+    /// 93.3% where swizzle's ran it at 80.3% (H100, `docs/perf.md`).
+    pub fn default_for(led: bool) -> Self {
+        if led {
+            Tile::Pad
+        } else {
+            Tile::Swizzle
+        }
+    }
+    /// The cache's kernel field of a transpose's tile: `transpose` for output rows of whole
+    /// sectors, `transpose_led` for the others (their kernels differ: `TransposeTile::led`).
+    pub fn cache_kernel(led: bool) -> &'static str {
+        if led {
+            "transpose_led"
+        } else {
+            "transpose"
+        }
+    }
     /// The tile named `s`.
     pub fn parse(s: &str) -> Result<Self, String> {
         Self::ALL
@@ -293,8 +312,12 @@ fn parse_entry(line: &str) -> Result<Entry, String> {
         .ok_or_else(|| format!("n {n:?} is not a non-negative integer"))?;
     match kernel {
         "rmsnorm" => config.parse::<RmsConfig>().map(|_| ())?,
-        "transpose" => Tile::parse(config).map(|_| ())?,
-        k => return Err(format!("no kernel {k:?} is tuned (rmsnorm, transpose)")),
+        "transpose" | "transpose_led" => Tile::parse(config).map(|_| ())?,
+        k => {
+            return Err(format!(
+                "no kernel {k:?} is tuned (rmsnorm, transpose, transpose_led)"
+            ))
+        }
     }
     if !["f32", "f16", "bf16"].contains(&dtype) {
         return Err(format!("dtype {dtype:?} is not f32, f16 or bf16"));
@@ -377,10 +400,15 @@ mod tests {
             config: "pairs".into(),
             ..e(0, "", 0.3)
         });
+        c.record(Entry {
+            kernel: Tile::cache_kernel(true).into(),
+            config: "pad".into(),
+            ..e(0, "", 0.3)
+        });
         c.save().unwrap();
         let back = Cache::load(&path).unwrap();
         std::fs::remove_file(&path).unwrap();
-        assert_eq!(back.entries().len(), 3);
+        assert_eq!(back.entries().len(), 4);
         let d = dev();
         assert_eq!(
             back.lookup(&d, "rmsnorm", "bf16", 4096).unwrap().config,
@@ -393,6 +421,11 @@ mod tests {
         assert_eq!(
             back.lookup(&d, "transpose", "bf16", 77).unwrap().config,
             "pairs"
+        );
+        // the led transposes' choice is apart from the others'
+        assert_eq!(
+            back.lookup(&d, "transpose_led", "bf16", 0).unwrap().config,
+            "pad"
         );
         // another device sees none of them
         let other = DeviceId { sms: 114, ..dev() };

@@ -193,9 +193,26 @@ impl<T: Elem, S: TransposeTile<T>, const LED: bool> TransposeTile<T> for Forced<
     const TILE: &'static str = S::TILE;
     type Kernel = S::Kernel;
     type Led = S::Led;
-    fn led(_: i64) -> bool {
+    fn led(_: i64, _: i64) -> bool {
         LED
     }
+}
+
+/// The host launches the led kernel where the output's rows are not whole sectors, and its grid
+/// (`LEAD` rows more) fits the device's 65535 blocks along y.
+#[test]
+fn the_led_kernel_runs_where_rows_are_not_whole_sectors() {
+    let pad = <Padded<f32> as TransposeTile<f32>>::led;
+    // f32: a sector is 8 elements
+    assert!(!pad(8192, 8192) && !pad(8, 3));
+    assert!(pad(8191, 8191) && pad(8193, 8) && pad(12, 5));
+    // 16-bit: 16 elements
+    let swz = <Swizzled<bf16> as TransposeTile<bf16>>::led;
+    assert!(!swz(16, 5) && swz(8, 5));
+    // the grid: ceil((rows + 8) / 64) <= 65535
+    assert!(pad(4_194_231, 4_194_231) && !pad(4_194_239, 4_194_239));
+    // the pairs have no led kernel
+    assert!(!<Paired<f32> as TransposeTile<f32>>::led(8191, 8191));
 }
 
 #[test]
