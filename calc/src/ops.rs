@@ -97,6 +97,26 @@ pub const OPS: &[Op] = &[
         f: op_local_partition,
     },
     Op {
+        name: "shard",
+        args: (3, 3),
+        f: op_shard,
+    },
+    Op {
+        name: "shard_shape",
+        args: (2, 2),
+        f: op_shard_shape,
+    },
+    Op {
+        name: "mesh_coord",
+        args: (2, 2),
+        f: op_mesh_coord,
+    },
+    Op {
+        name: "gathered",
+        args: (2, 2),
+        f: op_gathered,
+    },
+    Op {
         name: "inner_partition",
         args: (3, 3),
         f: op_inner_outer_partition,
@@ -477,6 +497,32 @@ fn op_local_partition(call: &Call) -> R<Value> {
         None => tensor(t.local_partition(&thr, i)),
         Some(p) => tensor(t.local_partition_proj(&thr, i, &to_tuple(p)?)),
     }
+}
+
+/// `shard(L, mesh, r)`: GPU `r`'s shard of `L` over `mesh` (a layout from mesh coordinates to
+/// ranks), `offset o layout`.
+fn op_shard(call: &Call) -> R<Value> {
+    let (s, o) = shard(&call.lay(0)?, &call.lay(1)?, to_int(&call.args[2])?).map_err(err)?;
+    Ok(Offset(o, s))
+}
+
+/// `shard_shape(shape, mesh)`.
+fn op_shard_shape(call: &Call) -> R<Value> {
+    Ok(Tuple(
+        shard_shape(&to_tuple(&call.args[0])?, &call.lay(1)?).map_err(err)?,
+    ))
+}
+
+/// `mesh_coord(mesh, r)`: the mesh coordinate of GPU `r`.
+fn op_mesh_coord(call: &Call) -> R<Value> {
+    Ok(Tuple(
+        mesh_coord(&call.lay(0)?, to_int(&call.args[1])?).map_err(err)?,
+    ))
+}
+
+/// `gathered(mesh, shard_layout)`: the global tensor as the all-gathered shards leave it.
+fn op_gathered(call: &Call) -> R<Value> {
+    ok(gathered(&call.lay(0)?, &call.lay(1)?))
 }
 
 fn op_inner_outer_partition(call: &Call) -> R<Value> {

@@ -102,6 +102,9 @@ pub use gmma::{
     SM90_64X64X16_F32F16F16_SS,
 };
 
+mod mesh;
+pub use mesh::{gathered, mesh_coord, rebuild, shard, shard_shape, Rebuild};
+
 mod recast;
 pub use recast::{downcast, recast_layout, upcast};
 
