@@ -7,6 +7,7 @@ use clap::error::ErrorKind;
 use clap::{Args, ValueEnum};
 use half::{bf16, f16};
 use host::arch::Arch;
+use host::comm::{CommElem, Devices};
 use host::elem::RmsElem;
 use host::elem::{Elem, Paired, Rng, TransposeTile};
 use host::gemm;
@@ -35,7 +36,9 @@ KERNEL and its SIZES (positive integers, `_` separators allowed, at most 2^32 el
                          32-byte sectors, e.g. odd ROWS: the led kernels)
   rmsnorm [M N]          default 14 4096; N a multiple of 8; --dtype f32|bf16|all (f32 and bf16);
                          --warps 1|2|4|8|16|all (warps per row; default: the tuned configuration
-                         for N, else by N)
+                         for N, else by N); --gpus N splits the rows over GPUs 0..N (M a multiple
+                         of N): each GPU normalizes its shard, an NCCL all-gather rebuilds the
+                         batch on every GPU, checked bit for bit against one GPU's result
   axpby [M N]            default 1000 1000; y = 1.5 x - 0.75 y over five layouts (row-major,
                          padded, padded with unaligned rows, column-major, a block of a larger
                          matrix); --dtype f32|bf16|all
@@ -160,6 +163,10 @@ pub struct RunArgs {
     /// RMSNorm's warps per row [default: the tuned configuration, else by N]
     #[arg(long, value_name = "W", value_parser = ["1", "2", "4", "8", "16", "all"])]
     warps: Option<String>,
+    /// GPUs 0..N to split RMSNorm's rows over (an NCCL all-gather rebuilds the batch)
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=64))]
+    gpus: u32,
     #[command(flatten)]
     on: OnDevice,
 }
@@ -177,6 +184,10 @@ pub struct BenchArgs {
     #[arg(long, value_name = "N", default_value_t = 50,
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     reps: u32,
+    /// Time the NCCL all-reduce over GPUs 0..N instead (N >= 2; no KERNEL)
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=64))]
+    gpus: u32,
     #[command(flatten)]
     on: OnDevice,
 }
@@ -267,6 +278,8 @@ enum Job {
     Transpose(Dtype, Option<SmemArg>, usize, usize),
     /// Warps per row: `None` for the tuned or default configuration.
     Rmsnorm(RmsDtype, usize, usize, Option<i64>),
+    /// RMSNorm with its rows split over the last field's GPUs (`--gpus`).
+    Sharded(RmsDtype, usize, usize, Option<i64>, usize),
     Axpby(RmsDtype, usize, usize),
     /// Inputs f16 (else bf16), output f32 (else the inputs' type), `[M, N, K]`.
     Gemm(GemmDtype, bool, [usize; 3]),
@@ -299,7 +312,7 @@ impl Job {
                 let led = if led { "_led" } else { "" };
                 vec![format!("transpose_{}{led}_{}", tile.name(), d.name())]
             }
-            Job::Rmsnorm(d, _, c, w) => {
+            Job::Rmsnorm(d, _, c, w) | Job::Sharded(d, _, c, w, _) => {
                 let w = w.unwrap_or_else(|| match d {
                     RmsDtype::F32 => RmsConfig::default_for::<f32>(*c as i64, 0).warps,
                     RmsDtype::Bf16 => RmsConfig::default_for::<bf16>(*c as i64, 0).warps,
@@ -332,6 +345,7 @@ impl Job {
             }
             Job::Rmsnorm(d, r, c, None) => format!("rmsnorm {} {r}x{c}", d.name()),
             Job::Rmsnorm(d, r, c, Some(w)) => format!("rmsnorm {} {r}x{c} w{w}", d.name()),
+            Job::Sharded(d, r, c, _, n) => format!("rmsnorm {} {r}x{c} over {n} GPUs", d.name()),
             Job::Axpby(RmsDtype::F32, r, c) => format!("axpby f32 {r}x{c}"),
             Job::Axpby(RmsDtype::Bf16, r, c) => format!("axpby bf16 {r}x{c}"),
             Job::Gemm(d, f32_out, [m, n, k]) => format!(
@@ -360,9 +374,9 @@ fn plan(a: &RunArgs) -> Result<Vec<Job>, Usage> {
         if !a.sizes.is_empty() {
             return conflict("run all takes no SIZES: it runs every kernel at its own sizes");
         }
-        if a.dtype.is_some() || a.smem.is_some() || a.warps.is_some() {
+        if a.dtype.is_some() || a.smem.is_some() || a.warps.is_some() || a.gpus > 1 {
             return conflict(
-                "run all runs every dtype, tile and warps per row: --dtype, --smem and --warps do not apply",
+                "run all runs every dtype, tile and warps per row on one GPU: --dtype, --smem, --warps and --gpus do not apply",
             );
         }
         return Ok(everything());
@@ -372,6 +386,15 @@ fn plan(a: &RunArgs) -> Result<Vec<Job>, Usage> {
             "--smem is the transpose's shared tile: {} has no choice of tile",
             kernel.name()
         ));
+    }
+    if a.gpus > 1 && kernel != Kernel::Rmsnorm {
+        return conflict(&format!(
+            "--gpus splits RMSNorm's rows over GPUs: {} runs on one GPU",
+            kernel.name()
+        ));
+    }
+    if a.gpus > 1 && a.on.device != 0 {
+        return conflict("--gpus N runs on GPUs 0..N: --device does not apply");
     }
     if a.warps.is_some() && kernel != Kernel::Rmsnorm {
         return conflict(&format!(
@@ -473,9 +496,19 @@ fn plan(a: &RunArgs) -> Result<Vec<Job>, Usage> {
                 Some("all") => WARPS.into_iter().map(Some).collect(),
                 Some(w) => vec![w.parse().ok()],
             };
+            let n = a.gpus as usize;
+            if s[0] % n != 0 {
+                return invalid(format!(
+                    "rmsnorm over {n} GPUs needs M a multiple of {n} (equal shards), got M = {}",
+                    s[0]
+                ));
+            }
             let mut jobs = vec![];
             for d in f32_or_bf16(kernel, a.dtype)? {
-                jobs.extend(warps.iter().map(|&w| Job::Rmsnorm(d, s[0], s[1], w)));
+                jobs.extend(warps.iter().map(|&w| match n {
+                    1 => Job::Rmsnorm(d, s[0], s[1], w),
+                    n => Job::Sharded(d, s[0], s[1], w, n),
+                }));
             }
             jobs
         }
@@ -621,6 +654,28 @@ impl Tuned {
     }
 }
 
+/// The GPUs a run opened: one, or GPUs `0..N` with their NCCL communicators (`--gpus N`).
+enum Opened {
+    One(Gpu),
+    Many(Devices),
+}
+
+impl Opened {
+    /// The GPU the one-GPU checks run on.
+    fn first(&self) -> &Gpu {
+        match self {
+            Opened::One(g) => g,
+            Opened::Many(d) => &d.gpus()[0],
+        }
+    }
+    fn devices(&self) -> Option<&Devices> {
+        match self {
+            Opened::One(_) => None,
+            Opened::Many(d) => Some(d),
+        }
+    }
+}
+
 /// `tuned` or `default`, as bench rows say where their configuration came from.
 fn source(tuned: bool) -> &'static str {
     if tuned {
@@ -666,7 +721,36 @@ pub fn ptx(a: PtxArgs) -> ExitCode {
 }
 
 /// Runs one check; `tuned` has the configurations the jobs that name none use.
-fn check(gpu: Option<&Gpu>, tuned: &Tuned, job: &Job, rng: &mut Rng) -> Result<Verdict, GpuError> {
+/// RMSNorm's configuration for rows of `c` elements: `w` warps per row where given (staging in
+/// all the shared memory a block may have), else the tuned one, else the default.
+fn rms_config<T: RmsElem>(gpu: Option<&Gpu>, tuned: &Tuned, c: usize, w: Option<i64>) -> RmsConfig {
+    match w {
+        Some(warps) => RmsConfig {
+            warps,
+            smem: gpu.map_or(232_448, |g| g.rmsnorm_smem()),
+        },
+        None => tuned.rms::<T>(gpu, c as i64).0,
+    }
+}
+
+/// One check of `tessel run` on `gpu` (the first of `devs` for a sharded one), or as host
+/// executions where there is none.
+fn check(
+    gpu: Option<&Gpu>,
+    devs: Option<&Devices>,
+    tuned: &Tuned,
+    job: &Job,
+    rng: &mut Rng,
+) -> Result<Verdict, GpuError> {
+    fn sharded<T: RmsElem + CommElem>(
+        (gpu, devs): (Option<&Gpu>, Option<&Devices>),
+        tuned: &Tuned,
+        (r, c, w, n): (usize, usize, Option<i64>, usize),
+        rng: &mut Rng,
+    ) -> Result<Verdict, GpuError> {
+        let cfg = rms_config::<T>(gpu, tuned, c, w);
+        host::sharded::run_rmsnorm_sharded::<T>(devs, n, (r, c), Some(cfg), rng)
+    }
     fn typed<T: Elem>(
         gpu: Option<&Gpu>,
         tuned: &Tuned,
@@ -679,13 +763,7 @@ fn check(gpu: Option<&Gpu>, tuned: &Tuned, job: &Job, rng: &mut Rng) -> Result<V
             (r, c, w): (usize, usize, Option<i64>),
             rng: &mut Rng,
         ) -> Result<Verdict, GpuError> {
-            let cfg = match w {
-                Some(warps) => RmsConfig {
-                    warps,
-                    smem: gpu.map_or(232_448, |g| g.rmsnorm_smem()),
-                },
-                None => tuned.rms::<T>(gpu, c as i64).0,
-            };
+            let cfg = rms_config::<T>(gpu, tuned, c, w);
             jobs::run_rmsnorm::<T>(gpu, r, c, Some(cfg), rng)
         }
         match *job {
@@ -706,6 +784,7 @@ fn check(gpu: Option<&Gpu>, tuned: &Tuned, job: &Job, rng: &mut Rng) -> Result<V
             },
             Job::Rmsnorm(RmsDtype::F32, r, c, w) => rms::<f32>(gpu, tuned, (r, c, w), rng),
             Job::Rmsnorm(RmsDtype::Bf16, r, c, w) => rms::<bf16>(gpu, tuned, (r, c, w), rng),
+            Job::Sharded(..) => unreachable!("check runs the sharded jobs"),
             Job::Axpby(RmsDtype::F32, r, c) => joined(jobs::run_axpby::<f32>(gpu, r, c, rng)),
             Job::Axpby(RmsDtype::Bf16, r, c) => joined(jobs::run_axpby::<bf16>(gpu, r, c, rng)),
             Job::Gemm(d, f32_out, mnk) => {
@@ -733,7 +812,13 @@ fn check(gpu: Option<&Gpu>, tuned: &Tuned, job: &Job, rng: &mut Rng) -> Result<V
                 .join("\n"),
         })
     }
-    match job {
+    match *job {
+        Job::Sharded(RmsDtype::F32, r, c, w, n) => {
+            sharded::<f32>((gpu, devs), tuned, (r, c, w, n), rng)
+        }
+        Job::Sharded(RmsDtype::Bf16, r, c, w, n) => {
+            sharded::<bf16>((gpu, devs), tuned, (r, c, w, n), rng)
+        }
         Job::Copy(Dtype::F16, ..) | Job::Transpose(Dtype::F16, ..) => {
             typed::<f16>(gpu, tuned, job, rng)
         }
@@ -752,27 +837,39 @@ pub fn run(a: RunArgs) -> ExitCode {
     };
     let seed = a.on.seed.unwrap_or_else(Rng::fresh_seed);
     let replay = format!("seed {seed} (--seed {seed} replays this run)");
-    let gpu = Gpu::open(a.on.device, ptx::PTX);
-    match &gpu {
-        Ok(g) => println!(
-            "device: {} ({}, {} SMs); {replay}",
-            g.name(),
-            g.arch(),
-            g.sms()
+    let gpus = a.gpus as usize;
+    let opened = if gpus > 1 {
+        Devices::open(gpus, ptx::PTX).map(Opened::Many)
+    } else {
+        Gpu::open(a.on.device, ptx::PTX).map(Opened::One)
+    };
+    match &opened {
+        Ok(o) => println!(
+            "device: {}{} ({}, {} SMs); {replay}",
+            if gpus > 1 {
+                format!("{gpus} x ")
+            } else {
+                String::new()
+            },
+            o.first().name(),
+            o.first().arch(),
+            o.first().sms()
         ),
         Err(e) if absent(e) => println!("{e}: running the host executions only; {replay}"),
         Err(e) => {
             println!("the GPU could not be used ({e}): running the host executions only; {replay}")
         }
     }
-    let tuned = Tuned::open(gpu.as_ref().ok());
+    let gpu = opened.as_ref().ok().map(Opened::first);
+    let devs = opened.as_ref().ok().and_then(Opened::devices);
+    let tuned = Tuned::open(gpu);
     if let Some(line) = tuned.line() {
         println!("{line}");
     }
     let mut rng = Rng::new(seed);
     let (mut failed, mut skipped) = (0, 0);
     for job in &plan {
-        match check(gpu.as_ref().ok(), &tuned, job, &mut rng) {
+        match check(gpu, devs, &tuned, job, &mut rng) {
             Ok(v) => {
                 println!("{}", v.line);
                 failed += usize::from(!v.ok);
@@ -788,9 +885,13 @@ pub fn run(a: RunArgs) -> ExitCode {
         println!("{failed} of {} checks FAILED", plan.len());
         return ExitCode::FAILURE;
     }
-    match gpu {
-        Ok(_) => {
+    match opened {
+        Ok(Opened::One(_)) => {
             println!("all {} checks passed on the GPU", plan.len());
+            ExitCode::SUCCESS
+        }
+        Ok(Opened::Many(_)) => {
+            println!("all {} checks passed on {gpus} GPUs", plan.len());
             ExitCode::SUCCESS
         }
         Err(e) => {
@@ -842,6 +943,9 @@ const TUNE_TRANSPOSE: [(usize, usize, bool); 2] = [(8192, 8192, false), (8191, 8
 
 /// `tessel bench [KERNEL] [--reps N] [--seed N] [--device N]`.
 pub fn bench(a: BenchArgs) -> ExitCode {
+    if a.gpus > 1 {
+        return bench_all_reduce(&a);
+    }
     if !a.sizes.is_empty() && (a.kernel != Kernel::Gemm || !a.sizes.len().is_multiple_of(3)) {
         return crate::usage_error(
             "bench",
@@ -993,6 +1097,75 @@ pub fn bench(a: BenchArgs) -> ExitCode {
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
+}
+
+/// Each rank's all-reduce buffer in `tessel bench --gpus N`: 2^26 elements (256 MiB of f32),
+/// and 2^20 for the latency end.
+const ALL_REDUCE_ELEMS: [usize; 2] = [1 << 20, 1 << 26];
+
+/// `tessel bench --gpus N`: the NCCL all-reduce over GPUs 0..N, each size and type checked, then
+/// timed.
+fn bench_all_reduce(a: &BenchArgs) -> ExitCode {
+    if a.kernel != Kernel::All || !a.sizes.is_empty() || a.on.device != 0 {
+        return crate::usage_error(
+            "bench",
+            ErrorKind::ArgumentConflict,
+            "bench --gpus N times the all-reduce over GPUs 0..N: KERNEL, SIZES and --device do not apply",
+        );
+    }
+    let n = a.gpus as usize;
+    let devs = match Devices::open(n, ptx::PTX) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("tessel bench: {e}");
+            return ExitCode::from(if absent(&e) { NO_GPU } else { 1 });
+        }
+    };
+    let seed = a.on.seed.unwrap_or_else(Rng::fresh_seed);
+    let g = &devs.gpus()[0];
+    println!(
+        "devices: {n} x {} ({}); NCCL all-reduce (sum, in place), each checked against the f64 sum \
+         first; median of {} runs after 5 warm-ups (CUDA events on GPU 0); algbw = bytes / time, \
+         busbw = algbw * 2 (n-1) / n; seed {seed}",
+        g.name(),
+        g.arch(),
+        a.reps
+    );
+    println!(
+        "{:<28} {:>12} {:>9} {:>11} {:>11}   [min .. max ms]",
+        "collective", "bytes", "ms", "algbw GB/s", "busbw GB/s"
+    );
+    let mut rng = Rng::new(seed);
+    let r = a.reps as usize;
+    let mut failed = false;
+    for elems in ALL_REDUCE_ELEMS {
+        for t in [
+            host::sharded::bench_all_reduce::<f32>(&devs, elems, r, &mut rng),
+            host::sharded::bench_all_reduce::<bf16>(&devs, elems, r, &mut rng),
+        ] {
+            match t {
+                Ok(t) => println!(
+                    "{:<28} {:>12} {:>9.4} {:>11.1} {:>11.1}   [{:.4} .. {:.4}]",
+                    t.what,
+                    t.bytes,
+                    t.ms,
+                    t.algbw(),
+                    t.busbw(),
+                    t.spread.0,
+                    t.spread.1
+                ),
+                Err(e) => {
+                    println!("error: {e}");
+                    failed = true;
+                }
+            }
+        }
+    }
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
 }
 
 /// Times the transpose of `rows x cols` elements of `T` through `tile`.
@@ -1327,6 +1500,10 @@ mod tests {
                 .collect())
         );
         assert_eq!(plan_of(&["all", "--seed", "3"]).map(|p| p.len()), Ok(131));
+        assert_eq!(
+            plan_of(&["rmsnorm", "6", "64", "--gpus", "2", "--dtype", "bf16"]),
+            Ok(vec![Job::Sharded(RmsDtype::Bf16, 6, 64, None, 2)])
+        );
         assert_eq!(
             plan_of(&["gemm", "4095", "4097", "1023", "--dtype", "f16"]),
             Ok(vec![

@@ -108,6 +108,28 @@ fn options_of_other_commands_are_refused() {
     refused(&["bench", "copy", "100"], "bench takes SIZES for gemm only");
 }
 
+/// `--gpus N` splits RMSNorm's rows over GPUs 0..N; without N GPUs it runs the host execution of
+/// every shard against the one-GPU host execution, says so, and exits 3.
+#[test]
+fn rmsnorm_over_several_gpus() {
+    let out = tessel(&["run", "rmsnorm", "6", "64", "--gpus", "2", "--dtype", "all"]);
+    let t = text(&out.stdout);
+    if t.starts_with("device: 2 x ") {
+        assert_eq!(out.status.code(), Some(0), "{t}");
+        assert!(t.contains("PASS every GPU's all-gathered batch"), "{t}");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(3), "{t}");
+    for d in ["f32", "bf16"] {
+        assert!(
+            t.contains(&format!("rmsnorm {d} 6x64"))
+                && t.contains("over 2 GPUs (mesh (2,1):(1,0), shards (3,64), AllGather)"),
+            "{t}"
+        );
+    }
+    assert!(t.contains("host executions of the 2 shards = the one-GPU host execution, bit-exact (NOT run on 2 GPUs)"), "{t}");
+}
+
 #[test]
 fn combinations_that_cannot_run_are_refused_before_anything_runs() {
     refused(
@@ -128,13 +150,30 @@ fn combinations_that_cannot_run_are_refused_before_anything_runs() {
     );
     refused(
         &["run", "all", "--dtype", "bf16"],
-        "--dtype, --smem and --warps do not apply",
+        "--dtype, --smem, --warps and --gpus do not apply",
     );
     refused(
         &["run", "all", "--smem", "pad"],
-        "--dtype, --smem and --warps do not apply",
+        "--dtype, --smem, --warps and --gpus do not apply",
     );
     refused(&["run", "all", "100"], "run all takes no SIZES");
+    refused(
+        &["run", "all", "--gpus", "2"],
+        "--dtype, --smem, --warps and --gpus do not apply",
+    );
+    refused(
+        &["run", "copy", "--gpus", "2"],
+        "--gpus splits RMSNorm's rows over GPUs: copy runs on one GPU",
+    );
+    refused(
+        &["run", "rmsnorm", "7", "64", "--gpus", "2"],
+        "rmsnorm over 2 GPUs needs M a multiple of 2 (equal shards), got M = 7",
+    );
+    refused(
+        &["run", "rmsnorm", "--gpus", "2", "--device", "1"],
+        "--gpus N runs on GPUs 0..N",
+    );
+    refused(&["run", "rmsnorm", "--gpus", "0"], "0");
     refused(&["run", "transpose", "4194241", "3"], "ROWS <= 4194240");
     refused(&["run", "copy", "4_294_967_297"], "more than 2^32 elements");
     refused(&["run", "--dtype", "f32"], "run needs a KERNEL");

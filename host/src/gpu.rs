@@ -57,6 +57,15 @@ pub enum GpuError {
         /// cuBLAS's status.
         err: cudarc::cublas::result::CublasError,
     },
+    /// NCCL (`libnccl.so`) could not be loaded, or lacks a function tessel calls: why.
+    NoComm(String),
+    /// An NCCL call failed.
+    Comm {
+        /// What was being done.
+        what: String,
+        /// NCCL's result.
+        err: String,
+    },
 }
 
 impl fmt::Display for GpuError {
@@ -79,6 +88,8 @@ impl fmt::Display for GpuError {
             GpuError::Invalid(why) => write!(f, "invalid arguments: {why}"),
             GpuError::NoBlas(why) => write!(f, "no cuBLAS: {why}"),
             GpuError::Blas { what, err } => write!(f, "{what}: {err}"),
+            GpuError::NoComm(why) => write!(f, "no NCCL: {why}"),
+            GpuError::Comm { what, err } => write!(f, "{what}: {err}"),
         }
     }
 }
@@ -210,6 +221,10 @@ impl<T> DeviceTensor<T> {
     /// The buffer.
     pub fn buffer(&self) -> &CudaSlice<T> {
         &self.buf
+    }
+    /// The buffer, to write (a collective's output).
+    pub(crate) fn buffer_mut(&mut self) -> &mut CudaSlice<T> {
+        &mut self.buf
     }
 }
 

@@ -5,6 +5,7 @@
 /// GPU archs (`sm_90`, `sm_90a`): which the kernels support, and which PTX runs on a device.
 pub use tessel_build::arch;
 pub mod blas;
+pub mod comm;
 pub mod elem;
 pub mod exec;
 pub mod gemm;
@@ -13,5 +14,6 @@ pub mod gemm_sm90_exec;
 pub mod gpu;
 pub mod jobs;
 pub mod module;
+pub mod sharded;
 pub mod tma;
 pub mod tune;
