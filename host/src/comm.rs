@@ -161,6 +161,46 @@ impl Devices {
         calls.and(end.map(|_| ()))
     }
 
+    /// The layout `shard`s gather to over `mesh`, a mesh of exactly these GPUs.
+    fn gathered_over(&self, what: &str, mesh: &Layout, shard: &Layout) -> Result<Layout> {
+        if mesh.size() != self.len() as i64 {
+            return Err(GpuError::Invalid(format!(
+                "{what}: a mesh {mesh} of {} GPUs over {}",
+                mesh.size(),
+                self.len()
+            )));
+        }
+        gathered(mesh, shard)
+            .map_err(|e| GpuError::Invalid(format!("{what} over {mesh} of {shard}: {e}")))
+    }
+
+    /// `ts` are one whole compact buffer per rank, each of layout `want`: the same layout
+    /// (`exact`), or one mapping every coordinate to the same element.
+    fn check_all<T>(
+        &self,
+        what: &str,
+        ts: &[DeviceTensor<T>],
+        want: &Layout,
+        exact: bool,
+    ) -> Result<()> {
+        self.per_rank(what, ts.len())?;
+        for (r, t) in ts.iter().enumerate() {
+            whole(&format!("{what} {r}"), t)?;
+            let ok = if exact {
+                t.layout() == want
+            } else {
+                same_function(t.layout(), want)
+            };
+            if !ok {
+                return Err(GpuError::Invalid(format!(
+                    "{what} {r} is {}, not {want}",
+                    t.layout()
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// `outs[r]` = every rank's `shards[q]`, one after another in rank order, on every rank `r`.
     /// `mesh` (a layout from mesh coordinates to ranks, of the shards' rank) says how the shards
     /// tile the whole: each `outs[r]`'s layout must be `gathered(mesh, shard layout)` as a
@@ -172,36 +212,11 @@ impl Devices {
         shards: &[DeviceTensor<T>],
         outs: &mut [DeviceTensor<T>],
     ) -> Result<()> {
-        self.per_rank("all_gather shards", shards.len())?;
-        self.per_rank("all_gather outputs", outs.len())?;
-        if mesh.size() != self.len() as i64 {
-            return Err(GpuError::Invalid(format!(
-                "all_gather: a mesh {mesh} of {} GPUs over {}",
-                mesh.size(),
-                self.len()
-            )));
-        }
+        self.per_rank("all_gather shard", shards.len())?;
         let shard = *shards[0].layout();
-        let want = gathered(mesh, &shard)
-            .map_err(|e| GpuError::Invalid(format!("all_gather over {mesh} of {shard}: {e}")))?;
-        for (r, s) in shards.iter().enumerate() {
-            whole(&format!("all_gather shard {r}"), s)?;
-            if *s.layout() != shard {
-                return Err(GpuError::Invalid(format!(
-                    "all_gather: shard {r} is {}, shard 0 {shard}",
-                    s.layout()
-                )));
-            }
-        }
-        for (r, o) in outs.iter().enumerate() {
-            whole(&format!("all_gather output {r}"), o)?;
-            if !same_function(o.layout(), &want) {
-                return Err(GpuError::Invalid(format!(
-                    "all_gather: output {r} is {}, the gathered shards are {want}",
-                    o.layout()
-                )));
-            }
-        }
+        let want = self.gathered_over("all_gather", mesh, &shard)?;
+        self.check_all("all_gather shard", shards, &shard, true)?;
+        self.check_all("all_gather output", outs, &want, false)?;
         self.group("ncclAllGather", |r| {
             let (s, o) = (shards[r].buffer(), outs[r].buffer_mut());
             self.comms[r].all_gather(s, o).map(|_| ())
@@ -211,17 +226,9 @@ impl Devices {
     /// `bufs[r]` = the elementwise sum of every rank's `bufs[q]`, on every rank (in place), all
     /// of one compact layout.
     pub fn all_reduce<T: CommElem>(&self, bufs: &mut [DeviceTensor<T>]) -> Result<()> {
-        self.per_rank("all_reduce", bufs.len())?;
+        self.per_rank("all_reduce buffer", bufs.len())?;
         let l = *bufs[0].layout();
-        for (r, b) in bufs.iter().enumerate() {
-            whole(&format!("all_reduce buffer {r}"), b)?;
-            if *b.layout() != l {
-                return Err(GpuError::Invalid(format!(
-                    "all_reduce: buffer {r} is {}, buffer 0 {l}",
-                    b.layout()
-                )));
-            }
-        }
+        self.check_all("all_reduce buffer", bufs, &l, true)?;
         self.group("ncclAllReduce", |r| {
             self.comms[r]
                 .all_reduce_in_place(bufs[r].buffer_mut(), &ReduceOp::Sum)
@@ -231,37 +238,19 @@ impl Devices {
 
     /// `outs[r]` = rank `r`'s shard of the elementwise sum of every rank's `ins[q]`: each `ins`
     /// the whole tensor as `gathered(mesh, outs' layout)` lays it out (a partial sum on each
-    /// rank, e.g. of a GEMM whose K is split), each `outs[r]` the compact shard.
+    /// rank, e.g. of a GEMM whose K is split), each `outs[r]` the compact shard. (Not yet run on
+    /// GPUs: the K-split GEMM that needs it is not built.)
     pub fn reduce_scatter<T: CommElem>(
         &self,
         mesh: &Layout,
         ins: &[DeviceTensor<T>],
         outs: &mut [DeviceTensor<T>],
     ) -> Result<()> {
-        self.per_rank("reduce_scatter inputs", ins.len())?;
-        self.per_rank("reduce_scatter outputs", outs.len())?;
+        self.per_rank("reduce_scatter output", outs.len())?;
         let shard = *outs[0].layout();
-        let want = gathered(mesh, &shard).map_err(|e| {
-            GpuError::Invalid(format!("reduce_scatter over {mesh} of {shard}: {e}"))
-        })?;
-        for (r, o) in outs.iter().enumerate() {
-            whole(&format!("reduce_scatter output {r}"), o)?;
-            if *o.layout() != shard {
-                return Err(GpuError::Invalid(format!(
-                    "reduce_scatter: output {r} is {}, output 0 {shard}",
-                    o.layout()
-                )));
-            }
-        }
-        for (r, i) in ins.iter().enumerate() {
-            whole(&format!("reduce_scatter input {r}"), i)?;
-            if !same_function(i.layout(), &want) {
-                return Err(GpuError::Invalid(format!(
-                    "reduce_scatter: input {r} is {}, the shards gather to {want}",
-                    i.layout()
-                )));
-            }
-        }
+        let want = self.gathered_over("reduce_scatter", mesh, &shard)?;
+        self.check_all("reduce_scatter output", outs, &shard, true)?;
+        self.check_all("reduce_scatter input", ins, &want, false)?;
         self.group("ncclReduceScatter", |r| {
             let (i, o) = (ins[r].buffer(), outs[r].buffer_mut());
             self.comms[r]

@@ -280,6 +280,16 @@ pub fn rel_error<T: Elem>(y: &[T], want: &[f64]) -> f64 {
     (num / den.max(f64::MIN_POSITIVE)).sqrt()
 }
 
+/// What every RMSNorm kernel takes: `M >= 1` rows of `N` elements, `N` a positive multiple of 8.
+pub fn rmsnorm_size(rows: usize, cols: usize) -> Result<()> {
+    if rows == 0 || cols < 8 || cols & 7 != 0 {
+        return Err(GpuError::Invalid(format!(
+            "rmsnorm needs M >= 1 and N a positive multiple of 8, got {rows}x{cols}"
+        )));
+    }
+    Ok(())
+}
+
 /// The RMSNorm tolerance: f32 arithmetic, or bf16 rounding of the output.
 pub fn rmsnorm_tolerance<T: Elem>() -> f64 {
     if std::mem::size_of::<T>() == 4 {
@@ -301,11 +311,7 @@ pub fn run_rmsnorm<T: RmsElem>(
     rng: &mut Rng,
 ) -> Result<Verdict> {
     let eps = 1e-6f32;
-    if rows == 0 || cols < 8 || cols & 7 != 0 {
-        return Err(GpuError::Invalid(format!(
-            "rmsnorm needs M >= 1 and N a positive multiple of 8, got {rows}x{cols}"
-        )));
-    }
+    rmsnorm_size(rows, cols)?;
     let x: Vec<T> = rng.fill(rows * cols);
     let w: Vec<T> = rng.fill(cols);
     let want = rmsnorm_reference(&x, &w, cols, eps as f64);

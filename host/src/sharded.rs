@@ -12,7 +12,7 @@ use crate::comm::{CommElem, Devices};
 use crate::elem::{RmsElem, Rng};
 use crate::exec;
 use crate::gpu::{row_major, GpuError, Result};
-use crate::jobs::{rel_error, rmsnorm_reference, rmsnorm_tolerance, Verdict};
+use crate::jobs::{rel_error, rmsnorm_reference, rmsnorm_size, rmsnorm_tolerance, Verdict};
 use crate::tune::RmsConfig;
 
 /// The mesh of `gpus` GPUs along the rows of a matrix: `(gpus,1):(1,0)`.
@@ -55,11 +55,7 @@ pub fn run_rmsnorm_sharded<T: RmsElem + CommElem>(
     rng: &mut Rng,
 ) -> Result<Verdict> {
     let eps = 1e-6f32;
-    if rows == 0 || cols < 8 || cols & 7 != 0 {
-        return Err(GpuError::Invalid(format!(
-            "rmsnorm needs M >= 1 and N a positive multiple of 8, got {rows}x{cols}"
-        )));
-    }
+    rmsnorm_size(rows, cols)?;
     let mesh = rows_mesh(gpus)?;
     let global = row_major(rows as i64, cols as i64)?;
     let s = shard_shape(&global.shape(), &mesh).map_err(|e| {
