@@ -496,12 +496,28 @@ fn check_name(name: &str) -> Result<(), BuildError> {
     Ok(())
 }
 
-/// Writes `<target_dir>/nvptx-no-link.sh`, a linker that does nothing (the NVPTX link step
-/// would need `llvm-bitcode-linker`; the PTX is already written by `--emit=asm`), executable;
-/// returns its path.
+/// The linker that links nothing ([`write_linker`]): it creates the output named by `-o` (or
+/// `--output`) empty, because cargo counts a build whose output file is missing as dirty and
+/// would rebuild the PTX every time the build script runs (measured: every CI stage rebuilt
+/// every arch, minutes each).
+const NO_LINK: &str = "#!/bin/sh
+# tessel-build: the PTX is written by --emit=asm; nothing to link. The output file rustc names is
+# created empty, so that cargo sees the build's outputs and keeps it fresh.
+while [ $# -gt 0 ]; do
+  case \"$1\" in
+    -o|--output) [ $# -gt 1 ] && : > \"$2\" ;;
+    --output=*) : > \"${1#--output=}\" ;;
+  esac
+  shift
+done
+exit 0
+";
+
+/// Writes `<target_dir>/nvptx-no-link.sh`, a linker that links nothing (the NVPTX link step
+/// would need `llvm-bitcode-linker`; the PTX is already written by `--emit=asm`; see
+/// [`NO_LINK`]), executable; returns its path.
 fn write_linker(target_dir: &Path) -> Result<PathBuf, BuildError> {
-    const SCRIPT: &str =
-        "#!/bin/sh\n# tessel-build: the PTX is written by --emit=asm; nothing to link\nexit 0\n";
+    const SCRIPT: &str = NO_LINK;
     let path = target_dir.join("nvptx-no-link.sh");
     fs::create_dir_all(target_dir).map_err(|e| io_error("create", target_dir, e))?;
     let current = fs::read_to_string(&path).is_ok_and(|s| s == SCRIPT) && executable(&path);

@@ -197,16 +197,45 @@ fn the_table_is_one_expression_of_include_strs() {
 }
 
 #[test]
-fn the_linker_is_an_executable_script_that_does_nothing() {
+fn the_linker_is_an_executable_script_that_creates_its_output_empty() {
     let dir = scratch("linker").join("target");
     let l = write_linker(&dir).unwrap();
     assert_eq!(l, dir.join("nvptx-no-link.sh"));
-    let o = std::process::Command::new(&l)
-        .arg("-o")
-        .arg("x")
-        .output()
-        .unwrap();
-    assert!(o.status.success() && o.stdout.is_empty() && o.stderr.is_empty());
+    // the output file each way of naming it, there afterwards and empty (cargo counts a build
+    // whose output is missing as dirty)
+    let out = dir.parent().unwrap();
+    for (args, file) in [
+        (
+            vec![
+                "in.o".to_string(),
+                "-o".into(),
+                out.join("a.ptx").display().to_string(),
+            ],
+            "a.ptx",
+        ),
+        (
+            vec![
+                "--output".into(),
+                out.join("b.ptx").display().to_string(),
+                "-v".into(),
+            ],
+            "b.ptx",
+        ),
+        (
+            vec![format!("--output={}", out.join("c.ptx").display())],
+            "c.ptx",
+        ),
+    ] {
+        let o = std::process::Command::new(&l).args(&args).output().unwrap();
+        assert!(
+            o.status.success() && o.stdout.is_empty() && o.stderr.is_empty(),
+            "{args:?}"
+        );
+        assert_eq!(fs::read(out.join(file)).unwrap().len(), 0, "{args:?}");
+    }
+    // nothing else
+    let o = std::process::Command::new(&l).arg("-v").output().unwrap();
+    assert!(o.status.success());
     assert!(executable(&l));
     // written again, unchanged, with no file left beside it
     assert_eq!(write_linker(&dir).unwrap(), l);
