@@ -85,17 +85,17 @@ pub fn run_rmsnorm_sharded<T: RmsElem + CommElem>(
     if how != Rebuild::AllGather && how != Rebuild::Whole {
         return fail(format!("the row shards do not gather in place ({how:?})"));
     }
-    let whole = exec::rmsnorm(
-        &x,
-        &w,
-        rows as i64,
-        cols as i64,
-        eps,
-        (cfg.warps, staged),
-        T::poison(),
-    );
     let Some(devs) = devs else {
         // the host execution of every shard, against the rows of the one-GPU host execution
+        let whole = exec::rmsnorm(
+            &x,
+            &w,
+            rows as i64,
+            cols as i64,
+            eps,
+            (cfg.warps, staged),
+            T::poison(),
+        );
         for r in 0..gpus {
             let (xs, [sr, sc]) = shard_of(&x, &global, &mesh, r)?;
             let (want, _) = shard_of(&whole.out, &global, &mesh, r)?;
