@@ -1,6 +1,12 @@
 //! Collectives across the GPUs of one host, over NCCL (cudarc's `nccl`, loaded at run time): one
 //! process drives every GPU of a [`Devices`] set (`ncclCommInitAll`), each collective one NCCL
-//! group over the ranks, on each GPU's own stream.
+//! group over the ranks, on a communication stream of each GPU's own.
+//!
+//! A collective waits for the work queued on each GPU so far. [`Devices::all_gather`] and the
+//! others then make each GPU's later work wait for it: the order of one stream. Their `start_`
+//! forms do not: the GPUs compute on while the collective moves data (what a layout that splits
+//! a problem into chunks allows), until [`Devices::wait_comm`]. A buffer a started collective
+//! reads or writes must not be written or read before that.
 //!
 //! The tensors' layouts are checked against the mesh algebra (`layout_core::mesh`) before
 //! anything is enqueued: an all-gather's outputs must be the layout the gathered shards form
@@ -11,9 +17,11 @@
 
 use crate::elem::Elem;
 use crate::gpu::{DeviceTensor, Gpu, GpuError, Result};
+use cudarc::driver::{sys as cu, CudaStream};
 use cudarc::nccl::{group_end, group_start, result::NcclError, sys, Comm, NcclType, ReduceOp};
-use layout_core::{coalesce, gathered, Layout};
+use layout_core::{coalesce, gathered, rebuild, shard, Layout, Rebuild};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
 
 /// The NCCL functions tessel calls, probed before the first one is (cudarc panics on a missing
 /// one).
@@ -32,10 +40,20 @@ const SYMBOLS: &[&str] = &[
 pub trait CommElem: Elem + NcclType {}
 impl<T: Elem + NcclType> CommElem for T {}
 
-/// The GPUs `0..n` of this host with one NCCL communicator each (rank `r` on GPU `r`).
+/// The GPUs `0..n` of this host with one NCCL communicator each (rank `r` on GPU `r`), on a
+/// communication stream of each GPU beside the one its kernels run on.
 pub struct Devices {
     gpus: Vec<Gpu>,
     comms: Vec<Comm>,
+    streams: Vec<Arc<CudaStream>>,
+}
+
+/// Whether the GPUs' later work waits for a collective ([`Devices::all_gather`]) or goes on
+/// beside it ([`Devices::start_all_gather`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Then {
+    Wait,
+    Overlap,
 }
 
 /// `libnccl.so` loads and has every function in [`SYMBOLS`]; else why not.
@@ -73,17 +91,21 @@ fn nccl(what: &str) -> impl FnOnce(NcclError) -> GpuError + '_ {
     }
 }
 
-/// `t` is a whole compact buffer: offset 0, its layout a bijection onto the buffer.
-fn whole<T>(name: &str, t: &DeviceTensor<T>) -> Result<()> {
+/// The elements of `t`, one contiguous range of its buffer: its layout a bijection onto
+/// `offset..offset + size` (a whole compact buffer, or a block of rows of a row-major one).
+fn contiguous<T>(name: &str, t: &DeviceTensor<T>) -> Result<std::ops::Range<usize>> {
     let l = t.layout();
-    if t.offset() != 0 || l.cosize() != l.size() || t.len() as i64 != l.size() {
+    if l.cosize() != l.size() {
         return Err(GpuError::Invalid(format!(
-            "{name}: a collective moves whole compact buffers, got {} o {l} over {} elements",
+            "{name}: a collective moves contiguous elements, got {} o {l} (cosize {} for {} \
+             elements)",
             t.offset(),
-            t.len()
+            l.cosize(),
+            l.size()
         )));
     }
-    Ok(())
+    let at = t.offset() as usize;
+    Ok(at..at + l.size() as usize)
 }
 
 /// Do `a` and `b` map every coordinate to the same element (their coalesced forms agree)?
@@ -109,11 +131,26 @@ impl Devices {
             })?);
         }
         probe()?;
-        let streams = gpus.iter().map(|g| g.stream().clone()).collect();
-        let comms = catch_unwind(AssertUnwindSafe(|| Comm::from_devices(streams)))
+        let streams = gpus
+            .iter()
+            .map(Gpu::new_stream)
+            .collect::<Result<Vec<_>>>()?;
+        let comms = catch_unwind(AssertUnwindSafe(|| Comm::from_devices(streams.clone())))
             .map_err(|_| GpuError::NoComm("ncclCommInitAll could not be called".into()))?
             .map_err(nccl("ncclCommInitAll"))?;
-        Ok(Self { gpus, comms })
+        Ok(Self {
+            gpus,
+            comms,
+            streams,
+        })
+    }
+
+    /// Each GPU's later work waits for the collectives started on it so far.
+    pub fn wait_comm(&self) -> Result<()> {
+        for (g, s) in self.gpus.iter().zip(&self.streams) {
+            g.wait_for(s)?;
+        }
+        Ok(())
     }
 
     /// The GPUs, rank by rank.
@@ -131,8 +168,9 @@ impl Devices {
         self.gpus.is_empty()
     }
 
-    /// Waits for every GPU's stream.
+    /// Waits for every GPU's stream and its collectives.
     pub fn sync(&self) -> Result<()> {
+        self.wait_comm()?;
         self.gpus.iter().try_for_each(Gpu::sync)
     }
 
@@ -149,16 +187,26 @@ impl Devices {
 
     /// Enqueues `f(rank)` for every rank in one NCCL group (one process driving several GPUs
     /// must group its calls, or the first blocks waiting for the others).
+    /// The calls go to the communication streams, after the work queued on each GPU so far;
+    /// `then` says whether the GPU's later work waits for them.
     fn group(
         &self,
         what: &str,
+        then: Then,
         mut f: impl FnMut(usize) -> std::result::Result<(), NcclError>,
     ) -> Result<()> {
+        for (g, s) in self.gpus.iter().zip(&self.streams) {
+            g.signal(s)?;
+        }
         group_start().map_err(nccl("ncclGroupStart"))?;
         let calls = (0..self.len()).try_for_each(&mut f).map_err(nccl(what));
         // the group is closed even when a call failed
         let end = group_end().map_err(nccl("ncclGroupEnd"));
-        calls.and(end.map(|_| ()))
+        calls.and(end.map(|_| ()))?;
+        if then == Then::Wait {
+            self.wait_comm()?;
+        }
+        Ok(())
     }
 
     /// The layout `shard`s gather to over `mesh`, a mesh of exactly these GPUs.
@@ -174,18 +222,19 @@ impl Devices {
             .map_err(|e| GpuError::Invalid(format!("{what} over {mesh} of {shard}: {e}")))
     }
 
-    /// `ts` are one whole compact buffer per rank, each of layout `want`: the same layout
-    /// (`exact`), or one mapping every coordinate to the same element.
+    /// `ts` are one contiguous range per rank (their ranges returned), each of layout `want`:
+    /// the same layout (`exact`), or one mapping every coordinate to the same element.
     fn check_all<T>(
         &self,
         what: &str,
         ts: &[DeviceTensor<T>],
         want: &Layout,
         exact: bool,
-    ) -> Result<()> {
+    ) -> Result<Vec<std::ops::Range<usize>>> {
         self.per_rank(what, ts.len())?;
+        let mut ranges = Vec::with_capacity(ts.len());
         for (r, t) in ts.iter().enumerate() {
-            whole(&format!("{what} {r}"), t)?;
+            ranges.push(contiguous(&format!("{what} {r}"), t)?);
             let ok = if exact {
                 t.layout() == want
             } else {
@@ -198,28 +247,49 @@ impl Devices {
                 )));
             }
         }
-        Ok(())
+        Ok(ranges)
     }
 
     /// `outs[r]` = every rank's `shards[q]`, one after another in rank order, on every rank `r`.
     /// `mesh` (a layout from mesh coordinates to ranks, of the shards' rank) says how the shards
     /// tile the whole: each `outs[r]`'s layout must be `gathered(mesh, shard layout)` as a
-    /// function (the global tensor as the gathered buffer holds it), the shards one compact
-    /// layout.
+    /// function (the global tensor as the gathered elements hold it), the shards one compact
+    /// layout. Each tensor is a contiguous range of its buffer (a block of rows may be one).
     pub fn all_gather<T: CommElem>(
         &self,
         mesh: &Layout,
         shards: &[DeviceTensor<T>],
         outs: &mut [DeviceTensor<T>],
     ) -> Result<()> {
+        self.all_gather_then(mesh, shards, outs, Then::Wait)
+    }
+
+    /// [`Devices::all_gather`], the GPUs going on beside it until [`Devices::wait_comm`].
+    pub fn start_all_gather<T: CommElem>(
+        &self,
+        mesh: &Layout,
+        shards: &[DeviceTensor<T>],
+        outs: &mut [DeviceTensor<T>],
+    ) -> Result<()> {
+        self.all_gather_then(mesh, shards, outs, Then::Overlap)
+    }
+
+    fn all_gather_then<T: CommElem>(
+        &self,
+        mesh: &Layout,
+        shards: &[DeviceTensor<T>],
+        outs: &mut [DeviceTensor<T>],
+        then: Then,
+    ) -> Result<()> {
         self.per_rank("all_gather shard", shards.len())?;
         let shard = *shards[0].layout();
         let want = self.gathered_over("all_gather", mesh, &shard)?;
-        self.check_all("all_gather shard", shards, &shard, true)?;
-        self.check_all("all_gather output", outs, &want, false)?;
-        self.group("ncclAllGather", |r| {
-            let (s, o) = (shards[r].buffer(), outs[r].buffer_mut());
-            self.comms[r].all_gather(s, o).map(|_| ())
+        let from = self.check_all("all_gather shard", shards, &shard, true)?;
+        let to = self.check_all("all_gather output", outs, &want, false)?;
+        self.group("ncclAllGather", then, |r| {
+            let s = shards[r].buffer().slice(from[r].clone());
+            let mut o = outs[r].buffer_mut().slice_mut(to[r].clone());
+            self.comms[r].all_gather(&s, &mut o).map(|_| ())
         })
     }
 
@@ -228,34 +298,177 @@ impl Devices {
     pub fn all_reduce<T: CommElem>(&self, bufs: &mut [DeviceTensor<T>]) -> Result<()> {
         self.per_rank("all_reduce buffer", bufs.len())?;
         let l = *bufs[0].layout();
-        self.check_all("all_reduce buffer", bufs, &l, true)?;
-        self.group("ncclAllReduce", |r| {
+        let at = self.check_all("all_reduce buffer", bufs, &l, true)?;
+        self.group("ncclAllReduce", Then::Wait, |r| {
+            let mut b = bufs[r].buffer_mut().slice_mut(at[r].clone());
             self.comms[r]
-                .all_reduce_in_place(bufs[r].buffer_mut(), &ReduceOp::Sum)
+                .all_reduce_in_place(&mut b, &ReduceOp::Sum)
                 .map(|_| ())
         })
     }
 
     /// `outs[r]` = rank `r`'s shard of the elementwise sum of every rank's `ins[q]`: each `ins`
     /// the whole tensor as `gathered(mesh, outs' layout)` lays it out (a partial sum on each
-    /// rank, e.g. of a GEMM whose K is split), each `outs[r]` the compact shard. (Not yet run on
-    /// GPUs: the K-split GEMM that needs it is not built.)
+    /// rank, e.g. of a GEMM whose K is split), each `outs[r]` the compact shard.
     pub fn reduce_scatter<T: CommElem>(
         &self,
         mesh: &Layout,
         ins: &[DeviceTensor<T>],
         outs: &mut [DeviceTensor<T>],
     ) -> Result<()> {
+        self.reduce_scatter_then(mesh, ins, outs, Then::Wait)
+    }
+
+    /// [`Devices::reduce_scatter`], the GPUs going on beside it until [`Devices::wait_comm`].
+    pub fn start_reduce_scatter<T: CommElem>(
+        &self,
+        mesh: &Layout,
+        ins: &[DeviceTensor<T>],
+        outs: &mut [DeviceTensor<T>],
+    ) -> Result<()> {
+        self.reduce_scatter_then(mesh, ins, outs, Then::Overlap)
+    }
+
+    fn reduce_scatter_then<T: CommElem>(
+        &self,
+        mesh: &Layout,
+        ins: &[DeviceTensor<T>],
+        outs: &mut [DeviceTensor<T>],
+        then: Then,
+    ) -> Result<()> {
         self.per_rank("reduce_scatter output", outs.len())?;
         let shard = *outs[0].layout();
         let want = self.gathered_over("reduce_scatter", mesh, &shard)?;
-        self.check_all("reduce_scatter output", outs, &shard, true)?;
-        self.check_all("reduce_scatter input", ins, &want, false)?;
-        self.group("ncclReduceScatter", |r| {
-            let (i, o) = (ins[r].buffer(), outs[r].buffer_mut());
+        let to = self.check_all("reduce_scatter output", outs, &shard, true)?;
+        let from = self.check_all("reduce_scatter input", ins, &want, false)?;
+        self.group("ncclReduceScatter", then, |r| {
+            let i = ins[r].buffer().slice(from[r].clone());
+            let mut o = outs[r].buffer_mut().slice_mut(to[r].clone());
             self.comms[r]
-                .reduce_scatter(i, o, &ReduceOp::Sum)
+                .reduce_scatter(&i, &mut o, &ReduceOp::Sum)
                 .map(|_| ())
         })
     }
+
+    /// Starts rebuilding the global tensor on every rank from the shards over `mesh`, as
+    /// [`rebuild`] says: `outs[r]` (each the global tensor, one layout: `global`) gets every
+    /// rank's `shards[q]` (one compact layout). [`Rebuild::AllGather`]: straight into `outs`
+    /// (the gathered elements are the global tensor). [`Rebuild::AllGatherThenCopy`]: into
+    /// `staging[r]` (of `gathered(mesh, shard layout)`), then each rank's shard from there to
+    /// its place in `outs[r]` (`shard(global, mesh, q)`) by the copy engine, row by row: rank-2
+    /// shards of contiguous rows. The GPUs go on beside it until [`Devices::wait_comm`].
+    pub fn start_rebuild<T: CommElem>(
+        &self,
+        mesh: &Layout,
+        shards: &[DeviceTensor<T>],
+        staging: &mut [DeviceTensor<T>],
+        outs: &mut [DeviceTensor<T>],
+    ) -> Result<()> {
+        self.per_rank("rebuild shard", shards.len())?;
+        self.per_rank("rebuild output", outs.len())?;
+        let global = *outs[0].layout();
+        let shard_layout = *shards[0].layout();
+        let how = rebuild(&global, mesh, &shard_layout)
+            .map_err(|e| GpuError::Invalid(format!("rebuilding {global} over {mesh}: {e}")))?;
+        match how {
+            Rebuild::Whole | Rebuild::AllGather => self.start_all_gather(mesh, shards, outs),
+            Rebuild::AllGatherThenCopy => {
+                self.start_all_gather(mesh, shards, staging)?;
+                let size = shard_layout.size();
+                for (r, (st, out)) in staging.iter().zip(outs.iter_mut()).enumerate() {
+                    if out.layout() != &global {
+                        return Err(GpuError::Invalid(format!(
+                            "rebuild output {r} is {}, output 0 {global}",
+                            out.layout()
+                        )));
+                    }
+                    for q in 0..self.len() {
+                        let (to, at) = shard(&global, mesh, q as i64).map_err(|e| {
+                            GpuError::Invalid(format!("shard {q} of {global} over {mesh}: {e}"))
+                        })?;
+                        let from = (st.offset() + q as i64 * size, shard_layout);
+                        let into = (out.offset() + at, to);
+                        copy_rows(&self.streams[r], (st, from), (out, into))?;
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// `dst = src` by the copy engine on `stream` (`cuMemcpy2DAsync`): each a tensor of `buf` at
+/// `offset o layout`, rank-2 of one shape, unit stride along mode 1 (rows of contiguous
+/// elements, any row stride), inside its buffer.
+fn copy_rows<T: CommElem>(
+    stream: &CudaStream,
+    (src, (so, sl)): (&DeviceTensor<T>, (i64, Layout)),
+    (dst, (d_o, dl)): (&mut DeviceTensor<T>, (i64, Layout)),
+) -> Result<()> {
+    let rows_of = |l: &Layout| match (l.rank(), l.depth() <= 1, l.strides()) {
+        (2, true, [pitch, 1]) if *pitch >= l.shapes()[1] => {
+            Some((l.shapes()[0], l.shapes()[1], *pitch))
+        }
+        _ => None,
+    };
+    let bad = || {
+        GpuError::Invalid(format!(
+            "the copy engine copies rows of contiguous elements: {so} o {sl} into {d_o} o {dl}"
+        ))
+    };
+    let ((rows, cols, sp), (drows, dcols, dp)) =
+        (rows_of(&sl).ok_or_else(bad)?, rows_of(&dl).ok_or_else(bad)?);
+    if (rows, cols) != (drows, dcols) {
+        return Err(bad());
+    }
+    let inside =
+        |len: usize, o: i64, pitch: i64| o >= 0 && o + (rows - 1) * pitch + cols <= len as i64;
+    if !inside(src.len(), so, sp) || !inside(dst.len(), d_o, dp) {
+        return Err(bad());
+    }
+    let e = std::mem::size_of::<T>();
+    // the raw addresses: event tracking is off (`Gpu::device`), the streams are ordered by hand
+    let base_src = {
+        let (p, _) = cudarc::driver::DevicePtr::device_ptr(src.buffer(), stream);
+        p
+    };
+    let base_dst = {
+        let (p, _) = cudarc::driver::DevicePtrMut::device_ptr_mut(dst.buffer_mut(), stream);
+        p
+    };
+    let copy = cu::CUDA_MEMCPY2D {
+        srcXInBytes: 0,
+        srcY: 0,
+        srcMemoryType: cu::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+        srcHost: std::ptr::null(),
+        srcDevice: base_src + (so as usize * e) as u64,
+        srcArray: std::ptr::null_mut(),
+        srcPitch: sp as usize * e,
+        dstXInBytes: 0,
+        dstY: 0,
+        dstMemoryType: cu::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+        dstHost: std::ptr::null_mut(),
+        dstDevice: base_dst + (d_o as usize * e) as u64,
+        dstArray: std::ptr::null_mut(),
+        dstPitch: dp as usize * e,
+        WidthInBytes: cols as usize * e,
+        Height: rows as usize,
+    };
+    // the driver call acts on the thread's current context: the stream's device
+    stream
+        .context()
+        .bind_to_thread()
+        .map_err(|e| GpuError::Comm {
+            what: "binding the device's context (rebuilding the global tensor)".into(),
+            err: format!("{e:?}"),
+        })?;
+    // SAFETY: both ranges were checked inside their buffers above.
+    let r = unsafe { cu::cuMemcpy2DAsync_v2(&copy, stream.cu_stream()) };
+    if r != cu::CUresult::CUDA_SUCCESS {
+        return Err(GpuError::Comm {
+            what: "cuMemcpy2DAsync (rebuilding the global tensor)".into(),
+            err: format!("{r:?}"),
+        });
+    }
+    Ok(())
 }

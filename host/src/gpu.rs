@@ -170,6 +170,15 @@ impl<T> DeviceTensor<T> {
         let ptr = ptr + (self.offset as u64) * std::mem::size_of::<T>() as u64;
         Ok(FlatTensor::new(Gmem(ptr as *mut T), layout))
     }
+    /// Makes this the tensor `offset o layout` of the same buffer (as [`DeviceTensor::view`],
+    /// in place: one buffer seen chunk by chunk); `Err`, and unchanged, when an element falls
+    /// outside the buffer.
+    pub fn set_view(&mut self, offset: i64, layout: Layout) -> Result<()> {
+        check_inside(self.buf.len(), offset, &layout)?;
+        self.offset = offset;
+        self.layout = layout;
+        Ok(())
+    }
     /// The same buffer as the tensor `offset o layout` (element `offset + layout(c)` at `c`);
     /// `Err` when an element falls outside the buffer.
     pub fn view(self, offset: i64, layout: Layout) -> Result<Self> {
@@ -275,8 +284,10 @@ pub struct Gpu {
     /// The compute capability, `10 major + minor`.
     cc: u32,
     sms: u32,
+    /// `gemm_sm90`'s clusters: its grid (at most `sm90_max_clusters`).
+    sm90_clusters: std::sync::atomic::AtomicI64,
     /// `gemm_sm90`'s clusters resident at once (0 without sm_90a PTX).
-    sm90_clusters: i64,
+    sm90_max_clusters: i64,
     smem_optin: i64,
     rmsnorm_smem: i64,
     /// Memory clock (kHz) and bus width (bits).
@@ -320,7 +331,7 @@ impl Gpu {
             gpu.kernels.insert(k, f);
         }
         // gemm_sm90's clusters that fit on the device at once (its grid)
-        gpu.sm90_clusters = match gpu.kernels.get("gemm_sm90_bf16_bf16") {
+        gpu.sm90_max_clusters = match gpu.kernels.get("gemm_sm90_bf16_bf16") {
             Some(f) => {
                 use tessel_gpu::gemm_sm90::{CLUSTER_M, SMEM_BYTES, THREADS};
                 let cfg = LaunchConfig {
@@ -335,6 +346,7 @@ impl Gpu {
             }
             None => 0,
         };
+        gpu.sm90_clusters = gpu.sm90_max_clusters.into();
         Ok(gpu)
     }
 
@@ -387,7 +399,8 @@ impl Gpu {
             sms,
             smem_optin,
             rmsnorm_smem: smem_optin,
-            sm90_clusters: 0,
+            sm90_clusters: 0.into(),
+            sm90_max_clusters: 0,
             memory,
         })
     }
@@ -450,10 +463,11 @@ impl Gpu {
     pub fn arch(&self) -> &str {
         &self.arch
     }
-    /// `gemm_sm90`'s clusters resident at once: its grid is at most this many clusters (0
-    /// without sm_90a PTX).
+    /// `gemm_sm90`'s grid, in clusters: those resident at once unless
+    /// [`Gpu::set_sm90_clusters`] set fewer (0 without sm_90a PTX).
     pub fn sm90_clusters(&self) -> i64 {
         self.sm90_clusters
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
     /// Multiprocessors.
     pub fn sms(&self) -> u32 {
@@ -642,7 +656,7 @@ impl Gpu {
             MappedGemm::Sm90 => {
                 use tessel_gpu::gemm_sm90::{tile_pairs, CLUSTER_M, SMEM_BYTES, THREADS};
                 let tiles = [(m + gemm::BM - 1) / gemm::BM, (n + gemm::BN - 1) / gemm::BN];
-                let clusters = tile_pairs(tiles).min(self.sm90_clusters);
+                let clusters = tile_pairs(tiles).min(self.sm90_clusters());
                 (THREADS, SMEM_BYTES, CLUSTER_M * clusters)
             }
         };
@@ -955,6 +969,55 @@ impl Gpu {
     /// The stream every launch and copy goes to (cuBLAS is put on it too).
     pub(crate) fn stream(&self) -> &Arc<CudaStream> {
         &self.stream
+    }
+
+    /// A second stream on this device (a communicator's), ordered against this `Gpu`'s own by
+    /// [`Gpu::signal`] and [`Gpu::wait_for`] only, of the device's highest priority: the blocks
+    /// of its kernels go to SMs before the waiting blocks of this `Gpu`'s kernels.
+    pub(crate) fn new_stream(&self) -> Result<Arc<CudaStream>> {
+        self.ctx
+            .bind_to_thread()
+            .ctx(|| "binding the device's context".into())?;
+        let (_, greatest) = cudarc::driver::result::stream::get_priority_range()
+            .ctx(|| "stream priorities".into())?;
+        self.ctx
+            .new_stream_with_priority(greatest)
+            .ctx(|| "a communication stream".into())
+    }
+
+    /// `other`'s later work waits for the work queued on this `Gpu` so far.
+    pub(crate) fn signal(&self, other: &CudaStream) -> Result<()> {
+        let e = self
+            .stream
+            .record_event(Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))
+            .ctx(|| "event record".into())?;
+        other.wait(&e).ctx(|| "stream wait".into())
+    }
+
+    /// This `Gpu`'s later work waits for the work queued on `other` so far.
+    pub(crate) fn wait_for(&self, other: &CudaStream) -> Result<()> {
+        let e = other
+            .record_event(Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))
+            .ctx(|| "event record".into())?;
+        self.stream.wait(&e).ctx(|| "stream wait".into())
+    }
+
+    /// Launches `gemm_sm90` on `clusters` clusters (at least 1; never more than its pairs of
+    /// tiles) from now on. Fewer than those resident at once ([`Gpu::sm90_max_clusters`]) leave
+    /// SMs free for kernels beside it (NCCL's, which a persistent GEMM holding every SM would
+    /// keep waiting); more than those resident, up to one per pair of tiles, let the hardware
+    /// hand out SMs as the clusters finish, to it and to kernels beside it alike. Returns the
+    /// number set.
+    pub fn set_sm90_clusters(&self, clusters: i64) -> i64 {
+        let n = clusters.clamp(1, i64::from(i32::MAX) / tessel_gpu::gemm_sm90::CLUSTER_M);
+        self.sm90_clusters
+            .store(n, std::sync::atomic::Ordering::Relaxed);
+        n
+    }
+
+    /// `gemm_sm90`'s clusters resident at once (0 without sm_90a PTX).
+    pub fn sm90_max_clusters(&self) -> i64 {
+        self.sm90_max_clusters
     }
 }
 
