@@ -13,6 +13,7 @@ use host::elem::{Elem, Paired, Rng, TransposeTile};
 use host::gemm;
 use host::gpu::{Gpu, GpuError};
 use host::jobs::{self, Timing, Verdict};
+use host::tp_gemm::{Plan, Sharing, Split};
 use host::tune::{Cache, DeviceId, Entry, RmsConfig, Tile};
 use tessel::ptx;
 use tessel_gpu::rmsnorm::WARPS;
@@ -46,7 +47,13 @@ KERNEL and its SIZES (positive integers, `_` separators allowed, at most 2^32 el
                          row-major) on the tensor cores; --dtype bf16|f16|all (the inputs; each
                          into its own type and into f32); checked against the f64 reference
                          (sampled rows past 2^30 multiply-adds), the host execution (up to 2^25)
-                         and cuBLAS (every element) within proven error bounds
+                         and cuBLAS (every element) within proven error bounds; --gpus N
+                         splits it over GPUs 0..N (--split rows: A by rows, C all-gathered;
+                         cols: B by rows, C all-gathered then copied into place; k: A and B
+                         along K, the f32 partial sums reduce-scattered by rows; all, the
+                         default), in --chunks J chunks of C's rows (default 1), each GPU's C
+                         checked bit for bit against one GPU's result (k: against the f64
+                         reference)
   all                    every kernel, dtype, tile and warps per row at ragged and large sizes (no
                          SIZES, --dtype, --smem or --warps)
 
@@ -66,6 +73,13 @@ moved per element byte); copy 2^26 f32, 2^27 bf16, 2^26+5 f32; transpose 8192x81
 and pairs, each dtype) and 8191x8193 f32 (each tile, the led kernels of pad and swizzle; the one
 run uses marked `chosen`); gemm bf16 4096^3 and 8192^3 (or the SIZES given, triples M N K) in TFLOP/s beside cuBLAS on the same inputs
 and the mma.sync ceiling (a register-only microbenchmark, 8 and 1 blocks of 8 warps per SM).
+
+--gpus N (N >= 2): no KERNEL times NCCL's all-reduce (2^20 and 2^26 elements, f32 and bf16; algbw
+and busbw); gemm times the split GEMM's weak scaling: each GPU's work M N K (default 8192^3) on
+GPU 0 alone, against the work of N GPUs split over them (--split rows|cols|k|all, default rows),
+collectives included, in one chunk and in --chunks J (default 4) whose collectives run beside the
+next chunk's GEMMs (--comm-sms S: persistent GEMM clusters leaving S SMs to NCCL; default a cluster
+per pair of tiles). Efficiency = 1-GPU time / split time.
 
 Exit status: 0 all timed, 1 a kernel failed to run (or the GPU could not be used), 2 bad
 arguments, 3 no GPU or no PTX for it.";
@@ -109,6 +123,31 @@ pub enum DtypeArg {
     Bf16,
     /// every type the kernel has
     All,
+}
+
+/// `--split`: how a GEMM over several GPUs is split.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SplitArg {
+    /// A by rows; C all-gathered
+    Rows,
+    /// B by rows (C by columns); C all-gathered, then copied into place
+    Cols,
+    /// A and B along K; the f32 partial sums reduce-scattered by rows
+    K,
+    /// all three
+    All,
+}
+
+/// The options of a GEMM over several GPUs.
+#[derive(Args)]
+pub struct SplitOpts {
+    /// gemm over --gpus N: how A, B and C are split [default: all in run, rows in bench]
+    #[arg(long, value_enum)]
+    split: Option<SplitArg>,
+    /// gemm over --gpus N: chunks of C's rows, each chunk's collective beside the next chunk's
+    /// GEMMs [default: 1 in run, 8 in bench]
+    #[arg(long, value_name = "J", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    chunks: Option<u32>,
 }
 
 /// `--smem`: the transpose's shared tile.
@@ -163,10 +202,12 @@ pub struct RunArgs {
     /// RMSNorm's warps per row [default: the tuned configuration, else by N]
     #[arg(long, value_name = "W", value_parser = ["1", "2", "4", "8", "16", "all"])]
     warps: Option<String>,
-    /// GPUs 0..N to split RMSNorm's rows over (an NCCL all-gather rebuilds the batch)
+    /// GPUs 0..N to split RMSNorm's rows or the GEMM over (NCCL collectives rebuild the result)
     #[arg(long, value_name = "N", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..=64))]
     gpus: u32,
+    #[command(flatten)]
+    split: SplitOpts,
     #[command(flatten)]
     on: OnDevice,
 }
@@ -184,10 +225,18 @@ pub struct BenchArgs {
     #[arg(long, value_name = "N", default_value_t = 50,
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     reps: u32,
-    /// Time the NCCL all-reduce over GPUs 0..N instead (N >= 2; no KERNEL)
+    /// Over GPUs 0..N (N >= 2): no KERNEL times the NCCL all-reduce, gemm the split GEMM's weak
+    /// scaling (SIZES: each GPU's M N K)
     #[arg(long, value_name = "N", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..=64))]
     gpus: u32,
+    #[command(flatten)]
+    split: SplitOpts,
+    /// gemm over --gpus N: the chunked run's GEMMs on persistent clusters leaving S SMs free for
+    /// NCCL's kernels (NCCL_MAX_CTAS=S unless set) [default: a cluster per pair of tiles, the
+    /// hardware handing SMs to the GEMM and to NCCL as clusters finish]
+    #[arg(long, value_name = "S", value_parser = clap::value_parser!(u32).range(1..=128))]
+    comm_sms: Option<u32>,
     #[command(flatten)]
     on: OnDevice,
 }
@@ -283,6 +332,9 @@ enum Job {
     Axpby(RmsDtype, usize, usize),
     /// Inputs f16 (else bf16), output f32 (else the inputs' type), `[M, N, K]`.
     Gemm(GemmDtype, bool, [usize; 3]),
+    /// The GEMM over several GPUs (`--gpus`): the output the inputs' type (f32 for the K
+    /// split's partial sums).
+    GemmSplit(GemmDtype, Plan),
 }
 
 /// An input type of the GEMM.
@@ -330,6 +382,11 @@ impl Job {
                 d.name(),
                 if *f32_out { "f32" } else { d.name() }
             )],
+            Job::GemmSplit(d, p) => vec![format!(
+                "gemm_sm90_{}_{}",
+                d.name(),
+                if p.split == Split::K { "f32" } else { d.name() }
+            )],
         }
     }
     /// What the check is, for a line that says it could not run.
@@ -353,6 +410,16 @@ impl Job {
                 d.name(),
                 if *f32_out { "f32" } else { d.name() }
             ),
+            Job::GemmSplit(d, p) => {
+                let [m, n, k] = p.mnk;
+                format!(
+                    "gemm {} {m}x{n}x{k} split by {} over {} GPUs in {} chunks",
+                    d.name(),
+                    p.split.name(),
+                    p.gpus,
+                    p.chunks
+                )
+            }
         }
     }
 }
@@ -387,11 +454,16 @@ fn plan(a: &RunArgs) -> Result<Vec<Job>, Usage> {
             kernel.name()
         ));
     }
-    if a.gpus > 1 && kernel != Kernel::Rmsnorm {
+    if a.gpus > 1 && kernel != Kernel::Rmsnorm && kernel != Kernel::Gemm {
         return conflict(&format!(
-            "--gpus splits RMSNorm's rows over GPUs: {} runs on one GPU",
+            "--gpus splits RMSNorm and the GEMM over GPUs: {} runs on one GPU",
             kernel.name()
         ));
+    }
+    if (a.split.split.is_some() || a.split.chunks.is_some())
+        && (kernel != Kernel::Gemm || a.gpus < 2)
+    {
+        return conflict("--split and --chunks split a GEMM over --gpus N (N >= 2)");
     }
     if a.gpus > 1 && a.on.device != 0 {
         return conflict("--gpus N runs on GPUs 0..N: --device does not apply");
@@ -480,9 +552,19 @@ fn plan(a: &RunArgs) -> Result<Vec<Job>, Usage> {
                 Some(DtypeArg::Bf16) | None => vec![GemmDtype::Bf16],
             };
             let mut jobs = vec![];
+            let mnk = [s[0], s[1], s[2]];
             for d in types {
+                if a.gpus > 1 {
+                    let chunks = a.split.chunks.unwrap_or(1) as usize;
+                    for split in splits(a.split.split.unwrap_or(SplitArg::All)) {
+                        let p = Plan::new(split, a.gpus as usize, mnk, chunks)
+                            .map_err(|e| (ErrorKind::ValueValidation, e.to_string()))?;
+                        jobs.push(Job::GemmSplit(d, p));
+                    }
+                    continue;
+                }
                 for f32_out in [false, true] {
-                    jobs.push(Job::Gemm(d, f32_out, [s[0], s[1], s[2]]));
+                    jobs.push(Job::Gemm(d, f32_out, mnk));
                 }
             }
             jobs
@@ -513,6 +595,16 @@ fn plan(a: &RunArgs) -> Result<Vec<Job>, Usage> {
             jobs
         }
     })
+}
+
+/// The splits `--split` names.
+fn splits(s: SplitArg) -> Vec<Split> {
+    match s {
+        SplitArg::Rows => vec![Split::Rows],
+        SplitArg::Cols => vec![Split::Cols],
+        SplitArg::K => vec![Split::K],
+        SplitArg::All => vec![Split::Rows, Split::Cols, Split::K],
+    }
 }
 
 /// The types `--dtype` asks of a kernel that has f32 and bf16 only (`all`: both).
@@ -784,7 +876,9 @@ fn check(
             },
             Job::Rmsnorm(RmsDtype::F32, r, c, w) => rms::<f32>(gpu, tuned, (r, c, w), rng),
             Job::Rmsnorm(RmsDtype::Bf16, r, c, w) => rms::<bf16>(gpu, tuned, (r, c, w), rng),
-            Job::Sharded(..) => unreachable!("check runs the sharded jobs"),
+            Job::Sharded(..) | Job::GemmSplit(..) => {
+                unreachable!("check runs the jobs over several GPUs")
+            }
             Job::Axpby(RmsDtype::F32, r, c) => joined(jobs::run_axpby::<f32>(gpu, r, c, rng)),
             Job::Axpby(RmsDtype::Bf16, r, c) => joined(jobs::run_axpby::<bf16>(gpu, r, c, rng)),
             Job::Gemm(d, f32_out, mnk) => {
@@ -811,6 +905,15 @@ fn check(
                 .collect::<Vec<_>>()
                 .join("\n"),
         })
+    }
+    if let Job::GemmSplit(d, p) = job {
+        use host::tp_gemm::run_gemm_split;
+        return match (d, p.split) {
+            (GemmDtype::Bf16, Split::K) => run_gemm_split::<bf16, f32>(devs, p, rng),
+            (GemmDtype::Bf16, _) => run_gemm_split::<bf16, bf16>(devs, p, rng),
+            (GemmDtype::F16, Split::K) => run_gemm_split::<f16, f32>(devs, p, rng),
+            (GemmDtype::F16, _) => run_gemm_split::<f16, f16>(devs, p, rng),
+        };
     }
     match *job {
         Job::Sharded(RmsDtype::F32, r, c, w, n) => {
@@ -943,6 +1046,17 @@ const TUNE_TRANSPOSE: [(usize, usize, bool); 2] = [(8192, 8192, false), (8191, 8
 
 /// `tessel bench [KERNEL] [--reps N] [--seed N] [--device N]`.
 pub fn bench(a: BenchArgs) -> ExitCode {
+    let split_opts = a.split.split.is_some() || a.split.chunks.is_some() || a.comm_sms.is_some();
+    if split_opts && (a.gpus < 2 || a.kernel != Kernel::Gemm) {
+        return crate::usage_error(
+            "bench",
+            ErrorKind::ArgumentConflict,
+            "--split, --chunks and --comm-sms time a GEMM over --gpus N (N >= 2): bench gemm --gpus N",
+        );
+    }
+    if a.gpus > 1 && a.kernel == Kernel::Gemm {
+        return bench_gemm_split(&a);
+    }
     if a.gpus > 1 {
         return bench_all_reduce(&a);
     }
@@ -1097,6 +1211,116 @@ pub fn bench(a: BenchArgs) -> ExitCode {
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
+}
+
+/// Each GPU's `[m, n, k]` in `tessel bench gemm --gpus N`.
+const WEAK_SCALING: [usize; 3] = [8192, 8192, 8192];
+
+/// `tessel bench gemm --gpus N`: the split GEMM's weak scaling, each GPU's work fixed.
+fn bench_gemm_split(a: &BenchArgs) -> ExitCode {
+    if a.sizes.len() > 3 || !a.sizes.len().is_multiple_of(3) || a.on.device != 0 {
+        return crate::usage_error(
+            "bench",
+            ErrorKind::WrongNumberOfValues,
+            "bench gemm --gpus N takes one triple M N K (each GPU's work) and runs on GPUs 0..N (no --device)",
+        );
+    }
+    let per_gpu = if a.sizes.is_empty() {
+        WEAK_SCALING
+    } else {
+        [a.sizes[0], a.sizes[1], a.sizes[2]]
+    };
+    let n = a.gpus as usize;
+    let chunks = a.split.chunks.unwrap_or(4) as usize;
+    let sharing = a
+        .comm_sms
+        .map_or(Sharing::PerTile, |s| Sharing::Reserve(i64::from(s)));
+    // NCCL reads its limits when the communicators are made
+    let ctas = match (std::env::var("NCCL_MAX_CTAS"), a.comm_sms) {
+        (Ok(v), _) => format!("NCCL_MAX_CTAS={v} (set outside)"),
+        (Err(_), None) => "NCCL's own number of blocks".to_string(),
+        (Err(_), Some(s)) => {
+            std::env::set_var("NCCL_MAX_CTAS", s.to_string());
+            format!("NCCL_MAX_CTAS={s}")
+        }
+    };
+    let devs = match Devices::open(n, ptx::PTX) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("tessel bench: {e}");
+            return ExitCode::from(if absent(&e) { NO_GPU } else { 1 });
+        }
+    };
+    let seed = a.on.seed.unwrap_or_else(Rng::fresh_seed);
+    let g = &devs.gpus()[0];
+    let [m, nn, k] = per_gpu;
+    println!(
+        "devices: {n} x {} ({}); each GPU's work {m}x{nn}x{k} (bf16 in; bf16 out, f32 for the K \
+         split); one GPU alone against the work split over {n}, collectives included: in one \
+         chunk (GEMMs, then the collective) and in {chunks} chunks (each chunk's collective beside \
+         the next chunk's GEMMs, {}, {ctas}); interleaved, median of {} \
+         runs after 3 warm-ups (CUDA events on GPU 0); each chunked result checked bit-equal to \
+         the one-chunk result first; seed {seed}",
+        g.name(),
+        g.arch(),
+        match sharing {
+            Sharing::PerTile => "a cluster per pair of tiles".to_string(),
+            Sharing::Reserve(s) => format!("{s} SMs left to NCCL"),
+        },
+        a.reps
+    );
+    println!(
+        "{:<58} {:>9} {:>9} {:>9} {:>7} {:>9} {:>7}  clusters",
+        "split GEMM (chunked)", "1 GPU ms", "TFLOP/s", "1 chunk", "eff", "chunked", "eff"
+    );
+    let mut rng = Rng::new(seed);
+    let mut failed = false;
+    for split in splits(a.split.split.unwrap_or(SplitArg::Rows)) {
+        let t = match split {
+            Split::K => host::tp_gemm::bench_weak_scaling::<bf16, f32>(
+                &devs,
+                split,
+                per_gpu,
+                (chunks, sharing),
+                a.reps as usize,
+                &mut rng,
+            ),
+            _ => host::tp_gemm::bench_weak_scaling::<bf16, bf16>(
+                &devs,
+                split,
+                per_gpu,
+                (chunks, sharing),
+                a.reps as usize,
+                &mut rng,
+            ),
+        };
+        match t {
+            Ok(t) => println!(
+                "{:<58} {:>9.4} {:>9.1} {:>9.4} {:>6.1}% {:>9.4} {:>6.1}%  {}",
+                t.what,
+                t.one_ms,
+                t.flops / t.one_ms / 1e9,
+                t.serial_ms,
+                100.0 * t.serial_efficiency(),
+                t.overlap_ms,
+                100.0 * t.efficiency(),
+                if t.clusters.0 > t.clusters.1 {
+                    "one per pair of tiles".to_string()
+                } else {
+                    format!("{} of {}", t.clusters.0, t.clusters.1)
+                }
+            ),
+            Err(e) => {
+                println!("{}: error: {e}", split.name());
+                failed = true;
+            }
+        }
+    }
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
 }
 
 /// Each rank's all-reduce buffer in `tessel bench --gpus N`: 2^26 elements (256 MiB of f32),
@@ -1503,6 +1727,22 @@ mod tests {
         assert_eq!(
             plan_of(&["rmsnorm", "6", "64", "--gpus", "2", "--dtype", "bf16"]),
             Ok(vec![Job::Sharded(RmsDtype::Bf16, 6, 64, None, 2)])
+        );
+        let split = |s: Split, chunks: usize| {
+            let p = Plan::new(s, 2, [64, 32, 16], chunks).unwrap();
+            Job::GemmSplit(GemmDtype::Bf16, p)
+        };
+        assert_eq!(
+            plan_of(&["gemm", "64", "32", "16", "--gpus", "2"]),
+            Ok(vec![
+                split(Split::Rows, 1),
+                split(Split::Cols, 1),
+                split(Split::K, 1)
+            ])
+        );
+        assert_eq!(
+            plan_of(&["gemm", "64", "32", "16", "--gpus", "2", "--split", "k", "--chunks", "4"]),
+            Ok(vec![split(Split::K, 4)])
         );
         assert_eq!(
             plan_of(&["gemm", "4095", "4097", "1023", "--dtype", "f16"]),

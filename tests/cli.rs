@@ -130,6 +130,33 @@ fn rmsnorm_over_several_gpus() {
     assert!(t.contains("host executions of the 2 shards = the one-GPU host execution, bit-exact (NOT run on 2 GPUs)"), "{t}");
 }
 
+/// `--gpus N` splits the GEMM by A's rows, C's columns or K; without N GPUs it runs the host
+/// executions of every shard and chunk, moved as the collectives would, says so, and exits 3.
+#[test]
+fn gemm_over_several_gpus() {
+    let out = tessel(&[
+        "run", "gemm", "128", "64", "48", "--gpus", "2", "--chunks", "2",
+    ]);
+    let t = text(&out.stdout);
+    if t.starts_with("device: 2 x ") {
+        assert_eq!(out.status.code(), Some(0), "{t}");
+        assert_eq!(t.matches(": PASS (gemm_sm").count(), 3, "{t}");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(3), "{t}");
+    for (split, line) in [
+        ("rows", "gemm_bf16_bf16 128x64x48 split by rows over 2 GPUs in 2 chunks: PASS host executions of every shard and chunk = the one-GPU host execution, bit-exact (NOT run on 2 GPUs)"),
+        ("cols", "gemm_bf16_bf16 128x64x48 split by cols over 2 GPUs in 2 chunks: PASS host executions of every shard and chunk = the one-GPU host execution, bit-exact (NOT run on 2 GPUs)"),
+        ("k", "gemm_bf16_f32 128x64x48 split by k over 2 GPUs in 2 chunks: PASS host executions of every shard and chunk (NOT run on 2 GPUs)"),
+    ] {
+        assert!(t.contains(line), "{split}: {t}");
+    }
+    assert!(
+        t.contains("all 3 host executions passed; NOT run on a GPU"),
+        "{t}"
+    );
+}
+
 #[test]
 fn combinations_that_cannot_run_are_refused_before_anything_runs() {
     refused(
@@ -163,7 +190,35 @@ fn combinations_that_cannot_run_are_refused_before_anything_runs() {
     );
     refused(
         &["run", "copy", "--gpus", "2"],
-        "--gpus splits RMSNorm's rows over GPUs: copy runs on one GPU",
+        "--gpus splits RMSNorm and the GEMM over GPUs: copy runs on one GPU",
+    );
+    refused(
+        &[
+            "run", "gemm", "100", "64", "64", "--gpus", "2", "--chunks", "4",
+        ],
+        "split by rows over 2 GPUs in 4 chunks: M = 100 is not a multiple of 8",
+    );
+    refused(
+        &[
+            "run", "gemm", "64", "63", "64", "--gpus", "2", "--split", "cols",
+        ],
+        "N = 63 is not a multiple of 2",
+    );
+    refused(
+        &["run", "gemm", "64", "64", "64", "--split", "k"],
+        "--split and --chunks split a GEMM over --gpus N (N >= 2)",
+    );
+    refused(
+        &["run", "rmsnorm", "--gpus", "2", "--chunks", "2"],
+        "--split and --chunks split a GEMM over --gpus N (N >= 2)",
+    );
+    refused(
+        &["bench", "gemm", "--comm-sms", "4"],
+        "--split, --chunks and --comm-sms time a GEMM over --gpus N (N >= 2)",
+    );
+    refused(
+        &["bench", "gemm", "8", "8", "8", "8", "8", "8", "--gpus", "2"],
+        "bench gemm --gpus N takes one triple M N K",
     );
     refused(
         &["run", "rmsnorm", "7", "64", "--gpus", "2"],

@@ -60,7 +60,7 @@ pub const SM90_CLUSTERS: i64 = 66;
 
 /// The rows a check compares with the reference: all of them when `m n k` is at most
 /// [`FULL_REFERENCE`], else up to 64 drawn at random plus the first and the last.
-fn rows_to_check([m, n, k]: [usize; 3], rng: &mut Rng) -> Vec<usize> {
+pub(crate) fn rows_to_check([m, n, k]: [usize; 3], rng: &mut Rng) -> Vec<usize> {
     if m * n * k <= FULL_REFERENCE {
         return (0..m).collect();
     }
@@ -74,7 +74,7 @@ fn rows_to_check([m, n, k]: [usize; 3], rng: &mut Rng) -> Vec<usize> {
 }
 
 /// `rows` of `a` (`(M,K)` row-major) packed.
-fn take_rows<T: Copy>(a: &[T], cols: usize, rows: &[usize]) -> Vec<T> {
+pub(crate) fn take_rows<T: Copy>(a: &[T], cols: usize, rows: &[usize]) -> Vec<T> {
     rows.iter()
         .flat_map(|&i| a[i * cols..(i + 1) * cols].iter().copied())
         .collect()

@@ -16,4 +16,5 @@ pub mod jobs;
 pub mod module;
 pub mod sharded;
 pub mod tma;
+pub mod tp_gemm;
 pub mod tune;
