@@ -1213,6 +1213,14 @@ pub fn bench(a: BenchArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// GPUs `0..n` for `tessel bench --gpus N`, or the exit status saying why not (on stderr).
+fn open_for_bench(n: usize) -> Result<Devices, ExitCode> {
+    Devices::open(n, ptx::PTX).map_err(|e| {
+        eprintln!("tessel bench: {e}");
+        ExitCode::from(if absent(&e) { NO_GPU } else { 1 })
+    })
+}
+
 /// Each GPU's `[m, n, k]` in `tessel bench gemm --gpus N`.
 const WEAK_SCALING: [usize; 3] = [8192, 8192, 8192];
 
@@ -1244,12 +1252,9 @@ fn bench_gemm_split(a: &BenchArgs) -> ExitCode {
             format!("NCCL_MAX_CTAS={s}")
         }
     };
-    let devs = match Devices::open(n, ptx::PTX) {
+    let devs = match open_for_bench(n) {
         Ok(d) => d,
-        Err(e) => {
-            eprintln!("tessel bench: {e}");
-            return ExitCode::from(if absent(&e) { NO_GPU } else { 1 });
-        }
+        Err(code) => return code,
     };
     let seed = a.on.seed.unwrap_or_else(Rng::fresh_seed);
     let g = &devs.gpus()[0];
@@ -1338,12 +1343,9 @@ fn bench_all_reduce(a: &BenchArgs) -> ExitCode {
         );
     }
     let n = a.gpus as usize;
-    let devs = match Devices::open(n, ptx::PTX) {
+    let devs = match open_for_bench(n) {
         Ok(d) => d,
-        Err(e) => {
-            eprintln!("tessel bench: {e}");
-            return ExitCode::from(if absent(&e) { NO_GPU } else { 1 });
-        }
+        Err(code) => return code,
     };
     let seed = a.on.seed.unwrap_or_else(Rng::fresh_seed);
     let g = &devs.gpus()[0];

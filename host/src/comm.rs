@@ -168,6 +168,16 @@ impl Devices {
         self.gpus.is_empty()
     }
 
+    /// Each rank's tensor `ts[r]`, from its GPU, whole (after the work queued so far).
+    pub fn download_all<T: Elem>(&self, ts: &[DeviceTensor<T>]) -> Result<Vec<Vec<T>>> {
+        self.per_rank("download", ts.len())?;
+        self.gpus
+            .iter()
+            .zip(ts)
+            .map(|(g, t)| g.download(t))
+            .collect()
+    }
+
     /// Waits for every GPU's stream and its collectives.
     pub fn sync(&self) -> Result<()> {
         self.wait_comm()?;

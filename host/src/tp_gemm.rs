@@ -553,13 +553,7 @@ where
     let mut t = plan.upload::<I, O>(devs, &a, &b)?;
     plan.enqueue(devs, &mut t)?;
     devs.sync()?;
-    let outs = devs
-        .gpus()
-        .iter()
-        .zip(&t.out)
-        .map(|(g, o)| g.download(o))
-        .collect::<Result<Vec<_>>>()?;
-    let c = match plan.result(&outs) {
+    let c = match plan.result(&devs.download_all(&t.out)?) {
         Ok(c) => c,
         Err(why) => return verdict(false, why),
     };
@@ -690,34 +684,14 @@ pub fn bench_weak_scaling<I: GemmIn, O: GemmOut + CommElem>(
     set(fewer);
     overlapped.enqueue(devs, &mut to)?;
     devs.sync()?;
-    for (r, gpu) in devs.gpus().iter().enumerate() {
-        let (x, y) = (gpu.download(&ts.out[r])?, gpu.download(&to.out[r])?);
-        let (x, y) = if split == Split::K {
-            let all_x = devs
-                .gpus()
-                .iter()
-                .zip(&ts.out)
-                .map(|(g, o)| g.download(o))
-                .collect::<Result<Vec<_>>>()?;
-            let all_y = devs
-                .gpus()
-                .iter()
-                .zip(&to.out)
-                .map(|(g, o)| g.download(o))
-                .collect::<Result<Vec<_>>>()?;
-            (
-                serial.result(&all_x).map_err(GpuError::Invalid)?,
-                overlapped.result(&all_y).map_err(GpuError::Invalid)?,
-            )
-        } else {
-            (x, y)
-        };
-        if let Some(i) = (0..x.len()).find(|&i| x[i].bits() != y[i].bits()) {
-            return Err(GpuError::Invalid(format!(
-                "{}: GPU {r}'s result differs from the one-chunk result at element {i}",
-                overlapped.what::<I, O>()
-            )));
-        }
+    let x = serial.result(&devs.download_all(&ts.out)?);
+    let y = overlapped.result(&devs.download_all(&to.out)?);
+    let (x, y) = (x.map_err(GpuError::Invalid)?, y.map_err(GpuError::Invalid)?);
+    if let Some(i) = (0..x.len()).find(|&i| x[i].bits() != y[i].bits()) {
+        return Err(GpuError::Invalid(format!(
+            "{}: C differs from the one-chunk result at element {i}",
+            overlapped.what::<I, O>()
+        )));
     }
     let mut one = || {
         set(all);
