@@ -208,6 +208,10 @@ pub struct RunArgs {
     gpus: u32,
     #[command(flatten)]
     split: SplitOpts,
+    /// With --gpus N: one process per GPU (N copies of this command, ranks of one NCCL
+    /// communicator), their outputs printed rank by rank
+    #[arg(long)]
+    process_per_gpu: bool,
     #[command(flatten)]
     on: OnDevice,
 }
@@ -237,6 +241,10 @@ pub struct BenchArgs {
     /// hardware handing SMs to the GEMM and to NCCL as clusters finish]
     #[arg(long, value_name = "S", value_parser = clap::value_parser!(u32).range(1..=128))]
     comm_sms: Option<u32>,
+    /// With --gpus N: one process per GPU (N copies of this command, ranks of one NCCL
+    /// communicator), their outputs printed rank by rank
+    #[arg(long)]
+    process_per_gpu: bool,
     #[command(flatten)]
     on: OnDevice,
 }
@@ -467,6 +475,9 @@ fn plan(a: &RunArgs) -> Result<Vec<Job>, Usage> {
     }
     if a.gpus > 1 && a.on.device != 0 {
         return conflict("--gpus N runs on GPUs 0..N: --device does not apply");
+    }
+    if a.process_per_gpu && a.gpus < 2 {
+        return conflict("--process-per-gpu starts a process per GPU of --gpus N (N >= 2)");
     }
     if a.warps.is_some() && kernel != Kernel::Rmsnorm {
         return conflict(&format!(
@@ -938,21 +949,30 @@ pub fn run(a: RunArgs) -> ExitCode {
         Ok(p) => p,
         Err((kind, msg)) => return crate::usage_error("run", kind, msg),
     };
-    let seed = a.on.seed.unwrap_or_else(Rng::fresh_seed);
-    let replay = format!("seed {seed} (--seed {seed} replays this run)");
     let gpus = a.gpus as usize;
-    let opened = if gpus > 1 {
-        Devices::open(gpus, ptx::PTX).map(Opened::Many)
-    } else {
-        Gpu::open(a.on.device, ptx::PTX).map(Opened::One)
+    let (rank, seed) = match started_as(gpus, a.on.seed) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    if a.process_per_gpu && rank.is_none() {
+        match crate::ranks::spawn(gpus, seed) {
+            Ok(code) => return code,
+            Err(why) => println!("one process per GPU not started ({why}): one process"),
+        }
+    }
+    let replay = format!("seed {seed} (--seed {seed} replays this run)");
+    let opened = match (&rank, gpus) {
+        (Some(r), _) => Devices::open_rank(r.rank, r.world, &r.id, ptx::PTX).map(Opened::Many),
+        (None, 1) => Gpu::open(a.on.device, ptx::PTX).map(Opened::One),
+        (None, _) => Devices::open(gpus, ptx::PTX).map(Opened::Many),
     };
     match &opened {
         Ok(o) => println!(
             "device: {}{} ({}, {} SMs); {replay}",
-            if gpus > 1 {
-                format!("{gpus} x ")
-            } else {
-                String::new()
+            match (&rank, gpus) {
+                (Some(r), _) => format!("rank {} of {}: ", r.rank, r.world),
+                (None, 1) => String::new(),
+                (None, _) => format!("{gpus} x "),
             },
             o.first().name(),
             o.first().arch(),
@@ -1052,6 +1072,13 @@ pub fn bench(a: BenchArgs) -> ExitCode {
             "bench",
             ErrorKind::ArgumentConflict,
             "--split, --chunks and --comm-sms time a GEMM over --gpus N (N >= 2): bench gemm --gpus N",
+        );
+    }
+    if a.process_per_gpu && a.gpus < 2 {
+        return crate::usage_error(
+            "bench",
+            ErrorKind::ArgumentConflict,
+            "--process-per-gpu starts a process per GPU of --gpus N (N >= 2)",
         );
     }
     if a.gpus > 1 && a.kernel == Kernel::Gemm {
@@ -1213,9 +1240,50 @@ pub fn bench(a: BenchArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// GPUs `0..n` for `tessel bench --gpus N`, or the exit status saying why not (on stderr).
-fn open_for_bench(n: usize) -> Result<Devices, ExitCode> {
-    Devices::open(n, ptx::PTX).map_err(|e| {
+/// The rank this process was started as by `--process-per-gpu` (its copies of the command) and
+/// the seed to use (the one the first process chose, else `seed`, else a fresh one); or the
+/// exit status of a malformed start.
+fn started_as(
+    gpus: usize,
+    seed: Option<u64>,
+) -> Result<(Option<crate::ranks::Rank>, u64), ExitCode> {
+    match crate::ranks::this_rank() {
+        Ok(Some(r)) if r.world == gpus => {
+            let s = r.seed;
+            Ok((Some(r), s))
+        }
+        Ok(Some(r)) => {
+            eprintln!(
+                "tessel: started as rank {} of {}, asked for --gpus {gpus}",
+                r.rank, r.world
+            );
+            Err(ExitCode::from(2))
+        }
+        Ok(None) => Ok((None, seed.unwrap_or_else(Rng::fresh_seed))),
+        Err(why) => {
+            eprintln!("tessel: {why}");
+            Err(ExitCode::from(2))
+        }
+    }
+}
+
+/// GPUs `0..n` for `tessel bench --gpus N` (or this process's one, started as a rank), and the
+/// seed; else the exit status saying why not (on stderr). With `--process-per-gpu`, the first
+/// process starts the others and returns their worst status.
+fn open_for_bench(a: &BenchArgs) -> Result<(Devices, u64), ExitCode> {
+    let n = a.gpus as usize;
+    let (rank, seed) = started_as(n, a.on.seed)?;
+    if a.process_per_gpu && rank.is_none() {
+        match crate::ranks::spawn(n, seed) {
+            Ok(code) => return Err(code),
+            Err(why) => println!("one process per GPU not started ({why}): one process"),
+        }
+    }
+    let devs = match &rank {
+        Some(r) => Devices::open_rank(r.rank, r.world, &r.id, ptx::PTX),
+        None => Devices::open(n, ptx::PTX),
+    };
+    devs.map(|d| (d, seed)).map_err(|e| {
         eprintln!("tessel bench: {e}");
         ExitCode::from(if absent(&e) { NO_GPU } else { 1 })
     })
@@ -1252,11 +1320,10 @@ fn bench_gemm_split(a: &BenchArgs) -> ExitCode {
             format!("NCCL_MAX_CTAS={s}")
         }
     };
-    let devs = match open_for_bench(n) {
+    let (devs, seed) = match open_for_bench(a) {
         Ok(d) => d,
         Err(code) => return code,
     };
-    let seed = a.on.seed.unwrap_or_else(Rng::fresh_seed);
     let g = &devs.gpus()[0];
     let [m, nn, k] = per_gpu;
     println!(
@@ -1343,11 +1410,10 @@ fn bench_all_reduce(a: &BenchArgs) -> ExitCode {
         );
     }
     let n = a.gpus as usize;
-    let devs = match open_for_bench(n) {
+    let (devs, seed) = match open_for_bench(a) {
         Ok(d) => d,
         Err(code) => return code,
     };
-    let seed = a.on.seed.unwrap_or_else(Rng::fresh_seed);
     let g = &devs.gpus()[0];
     println!(
         "devices: {n} x {} ({}); NCCL all-reduce (sum, in place), each checked against the f64 sum \

@@ -7,6 +7,8 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 #[cfg(feature = "gpu")]
 mod gpu_cli;
+#[cfg(feature = "gpu")]
+mod ranks;
 
 /// The exit statuses, as every command's help ends.
 const EXIT_STATUS: &str = "\

@@ -157,6 +157,46 @@ fn gemm_over_several_gpus() {
     );
 }
 
+/// `--process-per-gpu` starts a copy of the command per GPU, ranks of one NCCL communicator,
+/// and prints their outputs rank by rank; without NCCL it says so and runs as one process.
+#[test]
+fn one_process_per_gpu() {
+    let args = [
+        "run",
+        "rmsnorm",
+        "4",
+        "64",
+        "--gpus",
+        "2",
+        "--process-per-gpu",
+        "--seed",
+        "9",
+    ];
+    let out = tessel(&args);
+    let t = text(&out.stdout);
+    if t.starts_with("rank 0 of 2") {
+        assert_eq!(out.status.code(), Some(0), "{t}");
+        assert!(t.contains("rank 1 of 2 (process"), "{t}");
+        assert_eq!(
+            t.matches("PASS every GPU's all-gathered batch").count(),
+            2,
+            "{t}"
+        );
+        return;
+    }
+    assert!(t.starts_with("one process per GPU not started ("), "{t}");
+    assert!(t.contains("host executions of the 2 shards"), "{t}");
+    assert_eq!(out.status.code(), Some(3), "{t}");
+    refused(
+        &["run", "rmsnorm", "--process-per-gpu"],
+        "--process-per-gpu starts a process per GPU of --gpus N (N >= 2)",
+    );
+    refused(
+        &["bench", "--process-per-gpu"],
+        "--process-per-gpu starts a process per GPU of --gpus N (N >= 2)",
+    );
+}
+
 #[test]
 fn combinations_that_cannot_run_are_refused_before_anything_runs() {
     refused(

@@ -18,7 +18,7 @@
 use crate::elem::Elem;
 use crate::gpu::{DeviceTensor, Gpu, GpuError, Result};
 use cudarc::driver::{sys as cu, CudaStream};
-use cudarc::nccl::{group_end, group_start, result::NcclError, sys, Comm, NcclType, ReduceOp};
+use cudarc::nccl::{group_end, group_start, result::NcclError, sys, Comm, Id, NcclType, ReduceOp};
 use layout_core::{coalesce, gathered, rebuild, shard, Layout, Rebuild};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -40,12 +40,46 @@ const SYMBOLS: &[&str] = &[
 pub trait CommElem: Elem + NcclType {}
 impl<T: Elem + NcclType> CommElem for T {}
 
-/// The GPUs `0..n` of this host with one NCCL communicator each (rank `r` on GPU `r`), on a
-/// communication stream of each GPU beside the one its kernels run on.
+/// GPUs of this host with one NCCL communicator each (rank `r` on GPU `r`), on a communication
+/// stream of each GPU beside the one its kernels run on: every rank of the communicators
+/// ([`Devices::open`], one process driving them all), or one of them ([`Devices::open_rank`],
+/// one process per GPU). Tensors are passed one per rank this process drives, in rank order.
 pub struct Devices {
     gpus: Vec<Gpu>,
     comms: Vec<Comm>,
     streams: Vec<Arc<CudaStream>>,
+    /// The rank of `gpus[0]`.
+    first: usize,
+    /// Ranks of the communicators, in every process.
+    world: usize,
+}
+
+/// A new NCCL unique id as text (its 128 bytes in hex), for [`Devices::open_rank`] in every
+/// process of one communicator; [`GpuError::NoComm`] when NCCL cannot be loaded.
+pub fn new_comm_id() -> Result<String> {
+    probe()?;
+    let id = catch_unwind(Id::new)
+        .map_err(|_| GpuError::NoComm("ncclGetUniqueId could not be called".into()))?
+        .map_err(nccl("ncclGetUniqueId"))?;
+    Ok(id
+        .internal()
+        .iter()
+        .map(|&b| format!("{:02x}", b as u8))
+        .collect())
+}
+
+/// The id [`new_comm_id`] wrote.
+fn parse_comm_id(text: &str) -> Result<Id> {
+    let bad = || GpuError::Invalid(format!("an NCCL id is 256 hex digits, got {text:?}"));
+    if text.len() != 256 || !text.is_ascii() {
+        return Err(bad());
+    }
+    let mut id = [0 as std::ffi::c_char; 128];
+    for (i, b) in id.iter_mut().enumerate() {
+        let byte = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).map_err(|_| bad())?;
+        *b = byte as std::ffi::c_char;
+    }
+    Ok(Id::uninit(id))
 }
 
 /// Whether the GPUs' later work waits for a collective ([`Devices::all_gather`]) or goes on
@@ -142,7 +176,46 @@ impl Devices {
             gpus,
             comms,
             streams,
+            first: 0,
+            world: n,
         })
+    }
+
+    /// Opens GPU `rank` of this host as rank `rank` of `world` (one process per GPU, each
+    /// calling this with the same `id` from [`new_comm_id`]); returns when every rank has
+    /// joined. Errors as [`Devices::open`], and a named one for a rank outside `0..world`.
+    pub fn open_rank(rank: usize, world: usize, id: &str, ptx: &[(&str, &str)]) -> Result<Self> {
+        if rank >= world {
+            return Err(GpuError::Invalid(format!(
+                "rank {rank} of {world}: ranks are 0..{world}"
+            )));
+        }
+        let id = parse_comm_id(id)?;
+        let gpu = Gpu::open(rank, ptx).map_err(|e| match e {
+            GpuError::NoDevice(why) => {
+                GpuError::NoDevice(format!("rank {rank} of {world} runs on GPU {rank}: {why}"))
+            }
+            e => e,
+        })?;
+        probe()?;
+        let stream = gpu.new_stream()?;
+        let comm = catch_unwind(AssertUnwindSafe(|| {
+            Comm::from_rank(stream.clone(), rank, world, id)
+        }))
+        .map_err(|_| GpuError::NoComm("ncclCommInitRank could not be called".into()))?
+        .map_err(nccl("ncclCommInitRank"))?;
+        Ok(Self {
+            gpus: vec![gpu],
+            comms: vec![comm],
+            streams: vec![stream],
+            first: rank,
+            world,
+        })
+    }
+
+    /// The ranks of the GPUs this process drives (`gpus()`, in order).
+    pub fn ranks(&self) -> std::ops::Range<usize> {
+        self.first..self.first + self.gpus.len()
     }
 
     /// Each GPU's later work waits for the collectives started on it so far.
@@ -153,19 +226,19 @@ impl Devices {
         Ok(())
     }
 
-    /// The GPUs, rank by rank.
+    /// The GPUs this process drives, rank by rank ([`Devices::ranks`]).
     pub fn gpus(&self) -> &[Gpu] {
         &self.gpus
     }
 
-    /// How many GPUs (ranks).
+    /// How many ranks (GPUs) the communicators span, in all processes.
     pub fn len(&self) -> usize {
-        self.gpus.len()
+        self.world
     }
 
     /// Never: [`Devices::open`] refuses an empty set.
     pub fn is_empty(&self) -> bool {
-        self.gpus.is_empty()
+        self.world == 0
     }
 
     /// Each rank's tensor `ts[r]`, from its GPU, whole (after the work queued so far).
@@ -184,19 +257,20 @@ impl Devices {
         self.gpus.iter().try_for_each(Gpu::sync)
     }
 
-    /// One tensor per rank.
+    /// One tensor per rank this process drives.
     fn per_rank(&self, name: &str, n: usize) -> Result<()> {
-        if n != self.len() {
+        if n != self.gpus.len() {
             return Err(GpuError::Invalid(format!(
-                "{name}: {n} tensors for {} GPUs (one per rank)",
-                self.len()
+                "{name}: {n} tensors for {} GPUs (one per rank this process drives)",
+                self.gpus.len()
             )));
         }
         Ok(())
     }
 
-    /// Enqueues `f(rank)` for every rank in one NCCL group (one process driving several GPUs
-    /// must group its calls, or the first blocks waiting for the others).
+    /// Enqueues `f(i)` for the `i`-th GPU this process drives, all in one NCCL group (one
+    /// process driving several GPUs must group its calls, or the first blocks waiting for the
+    /// others).
     /// The calls go to the communication streams, after the work queued on each GPU so far;
     /// `then` says whether the GPU's later work waits for them.
     fn group(
@@ -209,7 +283,9 @@ impl Devices {
             g.signal(s)?;
         }
         group_start().map_err(nccl("ncclGroupStart"))?;
-        let calls = (0..self.len()).try_for_each(&mut f).map_err(nccl(what));
+        let calls = (0..self.gpus.len())
+            .try_for_each(&mut f)
+            .map_err(nccl(what));
         // the group is closed even when a call failed
         let end = group_end().map_err(nccl("ncclGroupEnd"));
         calls.and(end.map(|_| ()))?;

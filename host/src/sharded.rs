@@ -152,7 +152,7 @@ pub fn run_rmsnorm_sharded<T: RmsElem + CommElem>(
     let mut outs = Vec::with_capacity(gpus);
     let gathered = layout_core::gathered(&mesh, &shard_layout)
         .map_err(|e| GpuError::Invalid(format!("{mesh}: {e}")))?;
-    for (r, g) in devs.gpus().iter().enumerate() {
+    for (r, g) in devs.ranks().zip(devs.gpus()) {
         let (xs, _) = shard_of(&x, &global, &mesh, r)?;
         let dx = g.upload(&xs, shard_layout)?;
         let dw = g.upload(&w, lw)?;
@@ -163,7 +163,7 @@ pub fn run_rmsnorm_sharded<T: RmsElem + CommElem>(
     }
     devs.all_gather(&mesh, &ys, &mut outs)?;
     devs.sync()?;
-    for (r, (g, o)) in devs.gpus().iter().zip(&outs).enumerate() {
+    for (r, (g, o)) in devs.ranks().zip(devs.gpus().iter().zip(&outs)) {
         let got = g.download(o)?;
         if let Some(i) = (0..got.len()).find(|&i| got[i].bits() != one[i].bits()) {
             return fail(format!(
@@ -226,10 +226,9 @@ pub fn bench_all_reduce<T: CommElem>(
     let l = Layout::int(elems as i64, 1).map_err(|e| GpuError::Invalid(e.to_string()))?;
     let inputs: Vec<Vec<T>> = (0..n).map(|_| rng.fill(elems)).collect();
     let mut bufs = devs
-        .gpus()
-        .iter()
-        .zip(&inputs)
-        .map(|(g, x)| g.upload(x, l))
+        .ranks()
+        .zip(devs.gpus())
+        .map(|(r, g)| g.upload(&inputs[r], l))
         .collect::<Result<Vec<_>>>()?;
     devs.all_reduce(&mut bufs)?;
     devs.sync()?;
@@ -238,7 +237,7 @@ pub fn bench_all_reduce<T: CommElem>(
     } else {
         8e-3 * n as f64
     };
-    for (r, (g, b)) in devs.gpus().iter().zip(&bufs).enumerate() {
+    for (r, (g, b)) in devs.ranks().zip(devs.gpus().iter().zip(&bufs)) {
         let got = g.download(b)?;
         for (i, v) in got.iter().enumerate() {
             let want: f64 = inputs.iter().map(|x| x[i].to_f64()).sum();

@@ -325,7 +325,7 @@ impl Plan {
             views,
             maps: vec![],
         };
-        for (r, gpu) in devs.gpus().iter().enumerate() {
+        for (r, gpu) in devs.ranks().zip(devs.gpus()) {
             let parts = (0..self.chunks)
                 .map(|j| self.part(j, r))
                 .collect::<Result<Vec<_>>>()?;
@@ -376,13 +376,21 @@ impl Plan {
         devs.wait_comm()
     }
 
-    /// The global C from every GPU's `out` (downloaded whole): GPU 0's (rows, cols; every other
-    /// GPU's must be bit-equal to it, else `Err` says where), or the GPUs' rows put together (K).
-    fn result<O: Elem>(&self, outs: &[Vec<O>]) -> std::result::Result<Vec<O>, String> {
+    /// The global C from the `out` of the GPUs of ranks `first..` (downloaded whole): the first
+    /// one's (rows, cols; every other's must be bit-equal to it, else `Err` says where), or the
+    /// GPUs' rows put together (K; the other ranks' rows poisoned).
+    fn result<O: Elem>(
+        &self,
+        first: usize,
+        outs: &[Vec<O>],
+    ) -> std::result::Result<Vec<O>, String> {
         if self.split != Split::K {
             for (r, o) in outs.iter().enumerate().skip(1) {
                 if let Some(i) = (0..o.len()).find(|&i| o[i].bits() != outs[0][i].bits()) {
-                    return Err(format!("GPU {r}'s C differs from GPU 0's at element {i}"));
+                    return Err(format!(
+                        "GPU {}'s C differs from GPU {first}'s at element {i}",
+                        first + r
+                    ));
                 }
             }
             return Ok(outs[0].clone());
@@ -390,13 +398,31 @@ impl Plan {
         let [m, n, _] = self.mnk;
         let mut c = vec![O::poison(); m * n];
         let rows = self.chunk_rows() as usize / self.gpus;
-        for (r, o) in outs.iter().enumerate() {
+        for (r, o) in (first..).zip(outs) {
             for j in 0..self.chunks {
                 let v = self.part(j, r).map_err(|e| e.to_string())?[3];
                 put(&mut c, &v, &o[j * rows * n..(j + 1) * rows * n]);
             }
         }
         Ok(c)
+    }
+
+    /// The rows of C the ranks `ranks` hold at the end (sorted): all of them, or for the K split
+    /// their rows of each chunk.
+    fn rows_of(&self, ranks: std::ops::Range<usize>) -> Result<Vec<usize>> {
+        let n = self.mnk[1] as i64;
+        if self.split != Split::K {
+            return Ok((0..self.mnk[0]).collect());
+        }
+        let mut rows = vec![];
+        for j in 0..self.chunks {
+            for r in ranks.clone() {
+                let (off, l) = self.part(j, r)?[3];
+                rows.extend((0..l.shapes()[0]).map(|i| (off / n + i) as usize));
+            }
+        }
+        rows.sort_unstable();
+        Ok(rows)
     }
 
     /// What the plan is, for a line.
@@ -476,7 +502,12 @@ where
     };
     let exact = plan.split != Split::K;
     // the reference at every row, or a sample of them
-    let rows = crate::gemm::rows_to_check(plan.mnk, rng);
+    let mut rows = crate::gemm::rows_to_check(plan.mnk, rng);
+    if let Some(d) = devs {
+        // the K split leaves each rank its rows: those of the ranks this process drives
+        let mine = plan.rows_of(d.ranks())?;
+        rows.retain(|r| mine.binary_search(r).is_ok());
+    }
     let (want, tol) = {
         let none: Vec<O> = vec![O::poison(); rows.len() * n];
         gemm_reference_and_tolerance::<I, O>(
@@ -553,7 +584,7 @@ where
     let mut t = plan.upload::<I, O>(devs, &a, &b)?;
     plan.enqueue(devs, &mut t)?;
     devs.sync()?;
-    let c = match plan.result(&devs.download_all(&t.out)?) {
+    let c = match plan.result(devs.ranks().start, &devs.download_all(&t.out)?) {
         Ok(c) => c,
         Err(why) => return verdict(false, why),
     };
@@ -684,8 +715,9 @@ pub fn bench_weak_scaling<I: GemmIn, O: GemmOut + CommElem>(
     set(fewer);
     overlapped.enqueue(devs, &mut to)?;
     devs.sync()?;
-    let x = serial.result(&devs.download_all(&ts.out)?);
-    let y = overlapped.result(&devs.download_all(&to.out)?);
+    let first = devs.ranks().start;
+    let x = serial.result(first, &devs.download_all(&ts.out)?);
+    let y = overlapped.result(first, &devs.download_all(&to.out)?);
     let (x, y) = (x.map_err(GpuError::Invalid)?, y.map_err(GpuError::Invalid)?);
     if let Some(i) = (0..x.len()).find(|&i| x[i].bits() != y[i].bits()) {
         return Err(GpuError::Invalid(format!(
