@@ -145,7 +145,7 @@ pub struct SplitOpts {
     #[arg(long, value_enum)]
     split: Option<SplitArg>,
     /// gemm over --gpus N: chunks of C's rows, each chunk's collective beside the next chunk's
-    /// GEMMs [default: 1 in run, 8 in bench]
+    /// GEMMs [default: 1 in run, 4 in bench]
     #[arg(long, value_name = "J", value_parser = clap::value_parser!(u32).range(1..=1024))]
     chunks: Option<u32>,
 }
@@ -1313,6 +1313,8 @@ fn bench_gemm_split(a: &BenchArgs) -> ExitCode {
         .map_or(Sharing::PerTile, |s| Sharing::Reserve(i64::from(s)));
     // NCCL reads its limits when the communicators are made
     let ctas = match (std::env::var("NCCL_MAX_CTAS"), a.comm_sms) {
+        // (a rank started by --process-per-gpu finds the value its first process set)
+        (Ok(v), Some(s)) if v == s.to_string() => format!("NCCL_MAX_CTAS={s}"),
         (Ok(v), _) => format!("NCCL_MAX_CTAS={v} (set outside)"),
         (Err(_), None) => "NCCL's own number of blocks".to_string(),
         (Err(_), Some(s)) => {

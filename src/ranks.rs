@@ -6,7 +6,9 @@
 //! the same inputs, its own rank's part of each.
 
 use std::io::Read;
-use std::process::{Command, ExitCode, Stdio};
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 /// This process's rank, the ranks in all, and the NCCL id, when it is one of the copies.
 pub struct Rank {
@@ -36,14 +38,36 @@ pub fn this_rank() -> Result<Option<Rank>, String> {
     }))
 }
 
+/// How long the other ranks may run on once one has failed before they are stopped (they would
+/// wait in NCCL for it forever).
+const GRACE: Duration = Duration::from_secs(10);
+
+/// A pipe of a child read to its end on a thread of its own (a child blocked on a full pipe
+/// would hold the other ranks up in NCCL).
+fn drain(pipe: Option<impl Read + Send + 'static>) -> JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        if let Some(mut p) = pipe {
+            let _ = p.read_to_string(&mut text);
+        }
+        text
+    })
+}
+
 /// Starts `world` copies of this process as ranks `0..world` sharing a new NCCL id and `seed`,
 /// waits for all, prints their outputs rank by rank and returns the worst exit status (1 over 3
-/// over 0). `Err` when no NCCL id could be made (no NCCL): the caller runs as one process then.
+/// over 0; any other status, or a copy stopped by a signal, counts as 1). Once one copy has
+/// failed, the others are stopped after [`GRACE`]. `Err` when no NCCL id could be made (no
+/// NCCL) or this host has fewer than `world` GPUs: the caller runs as one process then.
 pub fn spawn(world: usize, seed: u64) -> Result<ExitCode, String> {
+    let present = host::gpu::Gpu::count().map_err(|e| e.to_string())?;
+    if present < world {
+        return Err(format!("{world} GPUs asked for, {present} present"));
+    }
     let id = host::comm::new_comm_id().map_err(|e| e.to_string())?;
     let exe = std::env::current_exe().map_err(|e| format!("this program's path: {e}"))?;
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut children = vec![];
+    let mut children: Vec<Child> = vec![];
     for rank in 0..world {
         let child = Command::new(&exe)
             .args(&args)
@@ -54,43 +78,64 @@ pub fn spawn(world: usize, seed: u64) -> Result<ExitCode, String> {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("starting rank {rank}: {e}"))?;
-        children.push(child);
+            .spawn();
+        match child {
+            Ok(c) => children.push(c),
+            Err(e) => {
+                for c in &mut children {
+                    let _ = c.kill();
+                    let _ = c.wait();
+                }
+                return Err(format!("starting rank {rank}: {e}"));
+            }
+        }
     }
-    // each child's pipes read on a thread of its own: a child blocked on a full pipe would hold
-    // the others up in NCCL
-    let readers: Vec<_> = children
+    let pipes: Vec<_> = children
         .iter_mut()
-        .map(|c| {
-            let (mut out, mut err) = (c.stdout.take(), c.stderr.take());
-            std::thread::spawn(move || {
-                let mut text = String::new();
-                if let Some(o) = out.as_mut() {
-                    let _ = o.read_to_string(&mut text);
-                }
-                if let Some(e) = err.as_mut() {
-                    let _ = e.read_to_string(&mut text);
-                }
-                text
-            })
-        })
+        .map(|c| (drain(c.stdout.take()), drain(c.stderr.take())))
         .collect();
+    // wait for all; once one fails, stop the rest after the grace period
+    let mut codes: Vec<Option<i32>> = vec![None; world];
+    let mut failed_at: Option<Instant> = None;
+    while codes.iter().any(Option::is_none) {
+        for (c, code) in children.iter_mut().zip(codes.iter_mut()) {
+            if code.is_none() {
+                if let Ok(Some(s)) = c.try_wait() {
+                    let v = s.code().unwrap_or(1);
+                    if v != 0 && failed_at.is_none() {
+                        failed_at = Some(Instant::now());
+                    }
+                    *code = Some(v);
+                }
+            }
+        }
+        if failed_at.is_some_and(|t| t.elapsed() > GRACE) {
+            for (c, code) in children.iter_mut().zip(codes.iter_mut()) {
+                if code.is_none() {
+                    let _ = c.kill();
+                    let _ = c.wait();
+                    *code = Some(1);
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let mut worst = 0;
-    for (rank, (mut child, reader)) in children.into_iter().zip(readers).enumerate() {
-        let code = child.wait().ok().and_then(|s| s.code()).unwrap_or(1);
-        let text = reader.join().unwrap_or_default();
+    for (rank, ((child, (out, err)), code)) in children.iter().zip(pipes).zip(codes).enumerate() {
+        let code = code.unwrap_or(1);
         println!(
             "rank {rank} of {world} (process {}, exit {code}):",
             child.id()
         );
+        let text = out.join().unwrap_or_default() + &err.join().unwrap_or_default();
         for line in text.lines() {
             println!("  {line}");
         }
+        let code = if matches!(code, 0 | 2 | 3) { code } else { 1 };
         worst = match (worst, code) {
             (1, _) | (_, 1) => 1,
             (w, c) => w.max(c),
         };
     }
-    Ok(ExitCode::from(worst.clamp(0, 255) as u8))
+    Ok(ExitCode::from(worst as u8))
 }

@@ -1,12 +1,14 @@
 //! Collectives across the GPUs of one host, over NCCL (cudarc's `nccl`, loaded at run time): one
-//! process drives every GPU of a [`Devices`] set (`ncclCommInitAll`), each collective one NCCL
-//! group over the ranks, on a communication stream of each GPU's own.
+//! process drives every GPU of a [`Devices`] set (`ncclCommInitAll`), or one process each
+//! ([`Devices::open_rank`], `ncclCommInitRank`); each collective one NCCL group over the ranks
+//! this process drives, on a communication stream of each GPU's own.
 //!
 //! A collective waits for the work queued on each GPU so far. [`Devices::all_gather`] and the
 //! others then make each GPU's later work wait for it: the order of one stream. Their `start_`
 //! forms do not: the GPUs compute on while the collective moves data (what a layout that splits
 //! a problem into chunks allows), until [`Devices::wait_comm`]. A buffer a started collective
-//! reads or writes must not be written or read before that.
+//! reads or writes must not be written, read or dropped before that (a buffer is freed on its
+//! GPU's own stream, which does not wait for the communication stream by itself).
 //!
 //! The tensors' layouts are checked against the mesh algebra (`layout_core::mesh`) before
 //! anything is enqueued: an all-gather's outputs must be the layout the gathered shards form
@@ -27,6 +29,8 @@ use std::sync::Arc;
 /// one).
 const SYMBOLS: &[&str] = &[
     "ncclCommInitAll",
+    "ncclCommInitRank",
+    "ncclGetUniqueId",
     "ncclCommAbort",
     "ncclGroupStart",
     "ncclGroupEnd",
@@ -288,11 +292,13 @@ impl Devices {
             .map_err(nccl(what));
         // the group is closed even when a call failed
         let end = group_end().map_err(nccl("ncclGroupEnd"));
-        calls.and(end.map(|_| ()))?;
+        let enqueued = calls.and(end.map(|_| ()));
+        // (also after a failed call: what was enqueued may not outlive its buffers)
         if then == Then::Wait {
-            self.wait_comm()?;
+            let waited = self.wait_comm();
+            return enqueued.and(waited);
         }
-        Ok(())
+        enqueued
     }
 
     /// The layout `shard`s gather to over `mesh`, a mesh of exactly these GPUs.
@@ -456,41 +462,45 @@ impl Devices {
         let shard_layout = *shards[0].layout();
         let how = rebuild(&global, mesh, &shard_layout)
             .map_err(|e| GpuError::Invalid(format!("rebuilding {global} over {mesh}: {e}")))?;
-        match how {
-            Rebuild::Whole | Rebuild::AllGather => self.start_all_gather(mesh, shards, outs),
-            Rebuild::AllGatherThenCopy => {
-                self.start_all_gather(mesh, shards, staging)?;
-                let size = shard_layout.size();
-                for (r, (st, out)) in staging.iter().zip(outs.iter_mut()).enumerate() {
-                    if out.layout() != &global {
-                        return Err(GpuError::Invalid(format!(
-                            "rebuild output {r} is {}, output 0 {global}",
-                            out.layout()
-                        )));
-                    }
-                    for q in 0..self.len() {
-                        let (to, at) = shard(&global, mesh, q as i64).map_err(|e| {
-                            GpuError::Invalid(format!("shard {q} of {global} over {mesh}: {e}"))
-                        })?;
-                        let from = (st.offset() + q as i64 * size, shard_layout);
-                        let into = (out.offset() + at, to);
-                        copy_rows(&self.streams[r], (st, from), (out, into))?;
-                    }
-                }
-                Ok(())
+        if how != Rebuild::AllGatherThenCopy {
+            return self.start_all_gather(mesh, shards, outs);
+        }
+        // every copy checked before anything is enqueued
+        self.per_rank("rebuild staging", staging.len())?;
+        let size = shard_layout.size();
+        let mut copies = vec![];
+        for (r, (st, out)) in staging.iter().zip(outs.iter()).enumerate() {
+            if out.layout() != &global {
+                return Err(GpuError::Invalid(format!(
+                    "rebuild output {r} is {}, output 0 {global}",
+                    out.layout()
+                )));
+            }
+            for q in 0..self.len() {
+                let (to, at) = shard(&global, mesh, q as i64).map_err(|e| {
+                    GpuError::Invalid(format!("shard {q} of {global} over {mesh}: {e}"))
+                })?;
+                let from = (st.offset() + q as i64 * size, shard_layout);
+                let into = (out.offset() + at, to);
+                rows_of_copy((st, from), (out, into))?;
+                copies.push((r, from, into));
             }
         }
+        self.start_all_gather(mesh, shards, staging)?;
+        for (r, from, into) in copies {
+            copy_rows(&self.streams[r], (&staging[r], from), (&mut outs[r], into))?;
+        }
+        Ok(())
     }
 }
 
-/// `dst = src` by the copy engine on `stream` (`cuMemcpy2DAsync`): each a tensor of `buf` at
-/// `offset o layout`, rank-2 of one shape, unit stride along mode 1 (rows of contiguous
-/// elements, any row stride), inside its buffer.
-fn copy_rows<T: CommElem>(
-    stream: &CudaStream,
+/// The rows, columns and row strides of a copy of [`copy_rows`], or why the copy engine cannot
+/// make it: each side `offset o layout` of its tensor's buffer, rank-2 of one shape, unit
+/// stride along mode 1 (rows of contiguous elements, any row stride), inside its buffer.
+fn rows_of_copy<T>(
     (src, (so, sl)): (&DeviceTensor<T>, (i64, Layout)),
-    (dst, (d_o, dl)): (&mut DeviceTensor<T>, (i64, Layout)),
-) -> Result<()> {
+    (dst, (d_o, dl)): (&DeviceTensor<T>, (i64, Layout)),
+) -> Result<(i64, i64, i64, i64)> {
     let rows_of = |l: &Layout| match (l.rank(), l.depth() <= 1, l.strides()) {
         (2, true, [pitch, 1]) if *pitch >= l.shapes()[1] => {
             Some((l.shapes()[0], l.shapes()[1], *pitch))
@@ -512,6 +522,16 @@ fn copy_rows<T: CommElem>(
     if !inside(src.len(), so, sp) || !inside(dst.len(), d_o, dp) {
         return Err(bad());
     }
+    Ok((rows, cols, sp, dp))
+}
+
+/// `dst = src` by the copy engine on `stream` (`cuMemcpy2DAsync`), as [`rows_of_copy`] checks.
+fn copy_rows<T: CommElem>(
+    stream: &CudaStream,
+    (src, (so, sl)): (&DeviceTensor<T>, (i64, Layout)),
+    (dst, (d_o, dl)): (&mut DeviceTensor<T>, (i64, Layout)),
+) -> Result<()> {
+    let (rows, cols, sp, dp) = rows_of_copy((src, (so, sl)), (&*dst, (d_o, dl)))?;
     let e = std::mem::size_of::<T>();
     // the raw addresses: event tracking is off (`Gpu::device`), the streams are ordered by hand
     let base_src = {

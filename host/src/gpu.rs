@@ -350,6 +350,18 @@ impl Gpu {
         Ok(gpu)
     }
 
+    /// How many devices the driver reports; [`GpuError::NoDriver`] / [`GpuError::NoDevice`] as
+    /// [`Gpu::device`].
+    pub fn count() -> Result<usize> {
+        // SAFETY: only probes whether the library loads.
+        if !unsafe { sys::is_culib_present() } {
+            return Err(GpuError::NoDriver);
+        }
+        CudaContext::device_count()
+            .map(|n| n.max(0) as usize)
+            .map_err(|e| GpuError::NoDevice(format!("the driver reports no device ({e})")))
+    }
+
     /// Opens device `ordinal` with no kernels loaded: a context, its stream (every launch and
     /// copy of this `Gpu` and of the [`Module`]s it loads goes to it, in order) and the device's
     /// properties. [`GpuError::NoDriver`] / [`GpuError::NoDevice`] when there is none.
@@ -1009,6 +1021,10 @@ impl Gpu {
     /// hand out SMs as the clusters finish, to it and to kernels beside it alike. Returns the
     /// number set.
     pub fn set_sm90_clusters(&self, clusters: i64) -> i64 {
+        if self.sm90_max_clusters == 0 {
+            // no gemm_sm90 here: nothing to set
+            return 0;
+        }
         let n = clusters.clamp(1, i64::from(i32::MAX) / tessel_gpu::gemm_sm90::CLUSTER_M);
         self.sm90_clusters
             .store(n, std::sync::atomic::Ordering::Relaxed);

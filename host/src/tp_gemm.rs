@@ -13,7 +13,8 @@
 //!   sum, which a reduce-scatter sums and splits by rows: GPU `r` ends with
 //!   `shard(chunk_j(C), (R,1):(1,0), r)`.
 //!
-//! Every GPU's result is checked against the one-GPU GEMM of the whole problem on GPU 0: bit for
+//! Every GPU's result is checked against the one-GPU GEMM of the whole problem on the first GPU
+//! this process drives: bit for
 //! bit where each element is the same sum in the same order (rows, columns), within the proven
 //! bound of the `f64` reference for the K split. Without GPUs the host execution of every shard
 //! and chunk, moved as the collectives would, is checked the same way against the whole host
@@ -362,6 +363,18 @@ impl Plan {
         devs: &Devices,
         t: &mut Tensors<I, O>,
     ) -> Result<()> {
+        let run = self.enqueue_chunks(devs, t);
+        // the GPUs wait for the collectives started, also after an error: the tensors may be
+        // dropped (freed on the GPUs' own streams) once this returns
+        let waited = devs.wait_comm();
+        run.and(waited)
+    }
+
+    fn enqueue_chunks<I: GemmIn, O: GemmOut + CommElem>(
+        &self,
+        devs: &Devices,
+        t: &mut Tensors<I, O>,
+    ) -> Result<()> {
         let mesh = self.mesh()?;
         for j in 0..self.chunks {
             set_chunk(t, j)?;
@@ -373,7 +386,7 @@ impl Plan {
                 _ => devs.start_rebuild(&mesh, &t.c, &mut t.staging, &mut t.out)?,
             }
         }
-        devs.wait_comm()
+        Ok(())
     }
 
     /// The global C from the `out` of the GPUs of ranks `first..` (downloaded whole): the first
@@ -564,7 +577,7 @@ where
             devs.len()
         )));
     }
-    // the one-GPU GEMM on GPU 0
+    // the one-GPU GEMM, on the first GPU this process drives
     let g0 = &devs.gpus()[0];
     let one = {
         let da = g0.upload(&a, row_major(m as i64, k as i64)?)?;
@@ -589,7 +602,7 @@ where
         Err(why) => return verdict(false, why),
     };
     let chk = check(&c);
-    let which = if rows.len() == m {
+    let which = if rows.len() == plan.rows_of(devs.ranks())?.len() {
         "every row".to_string()
     } else {
         format!("{} sampled rows", rows.len())
@@ -620,7 +633,7 @@ where
             if exact {
                 "every GPU's rebuilt C = the one-GPU result, bit-exact"
             } else {
-                "the GPUs' reduce-scattered rows put together"
+                "the reduce-scattered rows of the GPUs this process drives"
             }
         ),
     )
