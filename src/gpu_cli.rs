@@ -1350,23 +1350,13 @@ fn bench_gemm_split(a: &BenchArgs) -> ExitCode {
     let mut rng = Rng::new(seed);
     let mut failed = false;
     for split in splits(a.split.split.unwrap_or(SplitArg::Rows)) {
+        use host::tp_gemm::bench_weak_scaling as weak;
+        let how = (chunks, sharing);
+        let r = a.reps as usize;
+        // the K split's partial sums in f32, the others into the inputs' type
         let t = match split {
-            Split::K => host::tp_gemm::bench_weak_scaling::<bf16, f32>(
-                &devs,
-                split,
-                per_gpu,
-                (chunks, sharing),
-                a.reps as usize,
-                &mut rng,
-            ),
-            _ => host::tp_gemm::bench_weak_scaling::<bf16, bf16>(
-                &devs,
-                split,
-                per_gpu,
-                (chunks, sharing),
-                a.reps as usize,
-                &mut rng,
-            ),
+            Split::K => weak::<bf16, f32>(&devs, split, per_gpu, how, r, &mut rng),
+            _ => weak::<bf16, bf16>(&devs, split, per_gpu, how, r, &mut rng),
         };
         match t {
             Ok(t) => println!(

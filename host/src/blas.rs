@@ -18,6 +18,7 @@ use half::{bf16, f16};
 
 use crate::elem::Elem;
 use crate::gpu::{flat_param, DeviceTensor, Gpu, GpuError, Result};
+use crate::library::{self, first_missing, Library};
 
 /// An element type cuBLAS reads or writes: its `cudaDataType`, and what rounding to it costs
 /// (for [`gemm_tolerance`]).
@@ -71,48 +72,21 @@ const SYMBOLS: [&str; 4] = [
     "cublasDestroy_v2",
 ];
 
-/// A panic's message.
-fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<String>()
-        .cloned()
-        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_else(|| "the loader panicked".into())
-}
-
 impl Blas {
     /// A cuBLAS handle on `gpu`'s stream; [`GpuError::NoBlas`] when `libcublas.so` cannot be
     /// loaded or lacks a function [`Blas`] calls.
     pub fn new(gpu: &Gpu) -> Result<Self> {
+        let cublas = Library {
+            file: "libcublas.so",
+            what: "a cuBLAS",
+            hint: "install CUDA's cuBLAS, or put its directory in LD_LIBRARY_PATH",
+        };
         // SAFETY: only probes whether the library loads.
-        if !unsafe { sys::is_culib_present() } {
-            return Err(GpuError::NoBlas(
-                "libcublas.so could not be loaded (install CUDA's cuBLAS, or put its directory \
-                 in LD_LIBRARY_PATH)"
-                    .into(),
-            ));
-        }
-        // cudarc panics on a library or function it cannot find: probe them all here, where
-        // the panic becomes an error
-        // SAFETY: loads the library and looks the names up; nothing is called.
-        let probe = catch_unwind(|| unsafe {
-            let lib = sys::culib();
-            SYMBOLS
-                .iter()
-                .find(|s| lib.get::<unsafe extern "C" fn()>(s.as_bytes()).is_err())
-                .copied()
-        });
-        match probe {
-            Err(p) => return Err(GpuError::NoBlas(panic_message(&*p))),
-            Ok(Some(missing)) => {
-                return Err(GpuError::NoBlas(format!(
-                    "libcublas.so has no {missing} (too old a cuBLAS?)"
-                )))
-            }
-            Ok(None) => {}
-        }
+        let present = unsafe { sys::is_culib_present() };
+        library::probe(&cublas, present, first_missing!(sys, SYMBOLS)).map_err(GpuError::NoBlas)?;
         let stream = gpu.stream().clone();
         let blas = catch_unwind(AssertUnwindSafe(|| CudaBlas::new(stream.clone())))
-            .map_err(|p| GpuError::NoBlas(panic_message(&*p)))?
+            .map_err(|p| GpuError::NoBlas(library::panic_message(&*p)))?
             .map_err(|err| GpuError::Blas {
                 what: "creating a cuBLAS handle".into(),
                 err,

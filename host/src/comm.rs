@@ -19,6 +19,7 @@
 
 use crate::elem::Elem;
 use crate::gpu::{DeviceTensor, Gpu, GpuError, Result};
+use crate::library::{self, first_missing, Library};
 use cudarc::driver::{sys as cu, CudaStream};
 use cudarc::nccl::{group_end, group_start, result::NcclError, sys, Comm, Id, NcclType, ReduceOp};
 use layout_core::{coalesce, gathered, rebuild, shard, Layout, Rebuild};
@@ -96,29 +97,15 @@ enum Then {
 
 /// `libnccl.so` loads and has every function in [`SYMBOLS`]; else why not.
 fn probe() -> Result<()> {
+    let nccl = Library {
+        file: "libnccl.so",
+        what: "an NCCL",
+        hint: "where only libnccl.so.2 is installed, put a libnccl.so link to it on \
+               LD_LIBRARY_PATH: scripts/nccl-path.sh prints one",
+    };
     // SAFETY: only probes whether the library loads.
-    if !unsafe { sys::is_culib_present() } {
-        return Err(GpuError::NoComm(
-            "libnccl.so could not be loaded (where only libnccl.so.2 is installed, put a \
-             libnccl.so link to it on LD_LIBRARY_PATH: scripts/nccl-path.sh prints one)"
-                .into(),
-        ));
-    }
-    // SAFETY: loads the library and looks the names up; nothing is called.
-    let missing = catch_unwind(|| unsafe {
-        let lib = sys::culib();
-        SYMBOLS
-            .iter()
-            .find(|s| lib.get::<unsafe extern "C" fn()>(s.as_bytes()).is_err())
-            .copied()
-    });
-    match missing {
-        Err(_) => Err(GpuError::NoComm("libnccl.so could not be loaded".into())),
-        Ok(Some(f)) => Err(GpuError::NoComm(format!(
-            "libnccl.so has no {f} (too old an NCCL?)"
-        ))),
-        Ok(None) => Ok(()),
-    }
+    let present = unsafe { sys::is_culib_present() };
+    library::probe(&nccl, present, first_missing!(sys, SYMBOLS)).map_err(GpuError::NoComm)
 }
 
 /// An NCCL error as a [`GpuError`] saying what was being done.

@@ -13,6 +13,7 @@ pub mod gemm_exec;
 pub mod gemm_sm90_exec;
 pub mod gpu;
 pub mod jobs;
+mod library;
 pub mod module;
 pub mod sharded;
 pub mod tma;
