@@ -299,6 +299,23 @@ pub fn rmsnorm_tolerance<T: Elem>() -> f64 {
     }
 }
 
+/// RMSNorm of `x` (row-major `rows x cols`) by `w` on `g`, into a poisoned output: the result.
+pub(crate) fn rmsnorm_on<T: RmsElem>(
+    g: &Gpu,
+    x: &[T],
+    w: &[T],
+    (rows, cols): (usize, usize),
+    eps: f32,
+    cfg: RmsConfig,
+) -> Result<Vec<T>> {
+    let (lx, lw) = (row_major(rows as i64, cols as i64)?, vector(cols)?);
+    let (dx, dw) = (g.upload(x, lx)?, g.upload(w, lw)?);
+    let mut dy = g.filled(lx, T::poison())?;
+    g.rmsnorm_with(&dx, &dw, &mut dy, eps, cfg)?;
+    g.sync()?;
+    g.download(&dy)
+}
+
 /// RMSNorm of a random `rows x cols` matrix in configuration `cfg` (`None`: the default for the
 /// device, or for an H100's shared memory without one): the device's output (and the host
 /// execution's) against the f64 reference, and the host execution's writes for exactly-once
@@ -352,12 +369,7 @@ pub fn run_rmsnorm<T: RmsElem>(
             line: format!("{what}: host execution OK (error {host_err:.2e} vs f64, tolerance {tol:.0e}; each element written exactly once)"),
         });
     };
-    let (lx, lw) = (row_major(rows as i64, cols as i64)?, vector(cols)?);
-    let (dx, dw) = (g.upload(&x, lx)?, g.upload(&w, lw)?);
-    let mut dy = g.filled(lx, T::poison())?;
-    g.rmsnorm_with(&dx, &dw, &mut dy, eps, cfg)?;
-    g.sync()?;
-    let y = g.download(&dy)?;
+    let y = rmsnorm_on(g, &x, &w, (rows, cols), eps, cfg)?;
     let err = rel_error(&y, &want);
     let same = y
         .iter()

@@ -133,13 +133,7 @@ pub fn run_rmsnorm_sharded<T: RmsElem + CommElem>(
     // the one-GPU result, on GPU 0
     let g0 = &devs.gpus()[0];
     let lw = Layout::int(cols as i64, 1).map_err(|e| GpuError::Invalid(e.to_string()))?;
-    let one = {
-        let dx = g0.upload(&x, global)?;
-        let dw = g0.upload(&w, lw)?;
-        let mut dy = g0.filled(global, T::poison())?;
-        g0.rmsnorm_with(&dx, &dw, &mut dy, eps, cfg)?;
-        g0.download(&dy)?
-    };
+    let one = crate::jobs::rmsnorm_on(g0, &x, &w, (rows, cols), eps, cfg)?;
     let tol = rmsnorm_tolerance::<T>();
     let err = rel_error(&one, &rmsnorm_reference(&x, &w, cols, eps as f64));
     if err > tol {
