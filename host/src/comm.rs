@@ -329,6 +329,24 @@ impl Devices {
         Ok(ranges)
     }
 
+    /// The ranges of a collective's `shards` (one compact layout on every rank) and of its
+    /// `wholes` (each `gathered(mesh, shard layout)` as a function), checked in that order; each
+    /// side named for its errors.
+    #[allow(clippy::type_complexity)]
+    fn shards_and_wholes<T>(
+        &self,
+        (what, mesh): (&str, &Layout),
+        (shard_name, shards): (&str, &[DeviceTensor<T>]),
+        (whole_name, wholes): (&str, &[DeviceTensor<T>]),
+    ) -> Result<(Vec<std::ops::Range<usize>>, Vec<std::ops::Range<usize>>)> {
+        self.per_rank(shard_name, shards.len())?;
+        let shard = *shards[0].layout();
+        let want = self.gathered_over(what, mesh, &shard)?;
+        let s = self.check_all(shard_name, shards, &shard, true)?;
+        let w = self.check_all(whole_name, wholes, &want, false)?;
+        Ok((s, w))
+    }
+
     /// `outs[r]` = every rank's `shards[q]`, one after another in rank order, on every rank `r`.
     /// `mesh` (a layout from mesh coordinates to ranks, of the shards' rank) says how the shards
     /// tile the whole: each `outs[r]`'s layout must be `gathered(mesh, shard layout)` as a
@@ -360,11 +378,11 @@ impl Devices {
         outs: &mut [DeviceTensor<T>],
         then: Then,
     ) -> Result<()> {
-        self.per_rank("all_gather shard", shards.len())?;
-        let shard = *shards[0].layout();
-        let want = self.gathered_over("all_gather", mesh, &shard)?;
-        let from = self.check_all("all_gather shard", shards, &shard, true)?;
-        let to = self.check_all("all_gather output", outs, &want, false)?;
+        let (from, to) = self.shards_and_wholes(
+            ("all_gather", mesh),
+            ("all_gather shard", shards),
+            ("all_gather output", outs),
+        )?;
         self.group("ncclAllGather", then, |r| {
             let s = shards[r].buffer().slice(from[r].clone());
             let mut o = outs[r].buffer_mut().slice_mut(to[r].clone());
@@ -415,11 +433,11 @@ impl Devices {
         outs: &mut [DeviceTensor<T>],
         then: Then,
     ) -> Result<()> {
-        self.per_rank("reduce_scatter output", outs.len())?;
-        let shard = *outs[0].layout();
-        let want = self.gathered_over("reduce_scatter", mesh, &shard)?;
-        let to = self.check_all("reduce_scatter output", outs, &shard, true)?;
-        let from = self.check_all("reduce_scatter input", ins, &want, false)?;
+        let (to, from) = self.shards_and_wholes(
+            ("reduce_scatter", mesh),
+            ("reduce_scatter output", outs),
+            ("reduce_scatter input", ins),
+        )?;
         self.group("ncclReduceScatter", then, |r| {
             let i = ins[r].buffer().slice(from[r].clone());
             let mut o = outs[r].buffer_mut().slice_mut(to[r].clone());

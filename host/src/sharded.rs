@@ -15,11 +15,51 @@ use crate::gpu::{row_major, GpuError, Result};
 use crate::jobs::{rel_error, rmsnorm_reference, rmsnorm_size, rmsnorm_tolerance, Verdict};
 use crate::tune::RmsConfig;
 
-/// The mesh of `gpus` GPUs along the rows of a matrix: `(gpus,1):(1,0)`.
-pub fn rows_mesh(gpus: usize) -> Result<Layout> {
-    IntTuple::from_ints(&[gpus as i64, 1])
-        .and_then(|s| Layout::from_parts(s, &[1, 0]))
-        .map_err(|e| GpuError::Invalid(format!("a mesh of {gpus} GPUs: {e}")))
+/// A layout error as [`GpuError::Invalid`], saying what was being done.
+pub(crate) fn invalid(
+    what: impl std::fmt::Display,
+) -> impl Fn(layout_core::LayoutError) -> GpuError {
+    move |e| GpuError::Invalid(format!("{what}: {e}"))
+}
+
+/// The mesh of `gpus` GPUs along mode `mode` of a matrix: `(gpus,1):(1,0)` or `(1,gpus):(0,1)`.
+pub fn mesh_along(mode: usize, gpus: usize) -> Result<Layout> {
+    let (s, d) = if mode == 0 {
+        ([gpus as i64, 1], [1, 0])
+    } else {
+        ([1, gpus as i64], [0, 1])
+    };
+    IntTuple::from_ints(&s)
+        .and_then(|s| Layout::from_parts(s, &d))
+        .map_err(invalid(format!("a mesh of {gpus} GPUs")))
+}
+
+/// A view `offset o layout` of a rank-2 tensor.
+pub(crate) type View = (i64, Layout);
+
+/// `shard(t, mesh, r)` of a view.
+pub(crate) fn shard_view((off, l): View, mesh: &Layout, r: usize) -> Result<View> {
+    let (l2, o2) =
+        shard(&l, mesh, r as i64).map_err(invalid(format!("shard {r} of {l} over {mesh}")))?;
+    Ok((off + o2, l2))
+}
+
+/// The elements of a rank-2 view of `x`, row by row.
+pub(crate) fn take<T: Copy>(x: &[T], (off, l): &View) -> Vec<T> {
+    let [r, c] = [l.shapes()[0], l.shapes()[1]];
+    (0..r)
+        .flat_map(|i| (0..c).map(move |j| (i, j)))
+        .map(|(i, j)| x[(off + l.dot(&[i, j])) as usize])
+        .collect()
+}
+
+/// `x`'s elements of a rank-2 view set from `v`, row by row.
+pub(crate) fn put<T: Copy>(x: &mut [T], (off, l): &View, v: &[T]) {
+    let c = l.shapes()[1];
+    for (e, &val) in v.iter().enumerate() {
+        let (i, j) = (e as i64 / c, e as i64 % c);
+        x[(off + l.dot(&[i, j])) as usize] = val;
+    }
 }
 
 /// The elements of `x` (row-major `rows x cols`) in GPU `rank`'s shard over `mesh`, in the
@@ -30,14 +70,9 @@ fn shard_of<T: Copy>(
     mesh: &Layout,
     rank: usize,
 ) -> Result<(Vec<T>, [usize; 2])> {
-    let invalid = |e: layout_core::LayoutError| GpuError::Invalid(format!("{mesh}: {e}"));
-    let (l, off) = shard(global, mesh, rank as i64).map_err(invalid)?;
-    let [r, c] = [l.shapes()[0] as usize, l.shapes()[1] as usize];
-    let v = (0..r)
-        .flat_map(|i| (0..c).map(move |j| (i, j)))
-        .map(|(i, j)| x[(off + l.dot(&[i as i64, j as i64])) as usize])
-        .collect();
-    Ok((v, [r, c]))
+    let v = shard_view((0, *global), mesh, rank)?;
+    let shape = [v.1.shapes()[0] as usize, v.1.shapes()[1] as usize];
+    Ok((take(x, &v), shape))
 }
 
 /// RMSNorm of a random `rows x cols` batch split by rows over `gpus` GPUs (mesh
@@ -56,7 +91,7 @@ pub fn run_rmsnorm_sharded<T: RmsElem + CommElem>(
 ) -> Result<Verdict> {
     let eps = 1e-6f32;
     rmsnorm_size(rows, cols)?;
-    let mesh = rows_mesh(gpus)?;
+    let mesh = mesh_along(0, gpus)?;
     let global = row_major(rows as i64, cols as i64)?;
     let s = shard_shape(&global.shape(), &mesh).map_err(|e| {
         GpuError::Invalid(format!(
@@ -280,7 +315,7 @@ mod tests {
     #[test]
     fn a_shard_is_its_rows_of_the_batch() {
         let x: Vec<u32> = (0..24).collect();
-        let (global, mesh) = (row_major(6, 4).unwrap(), rows_mesh(3).unwrap());
+        let (global, mesh) = (row_major(6, 4).unwrap(), mesh_along(0, 3).unwrap());
         let (s, shape) = shard_of(&x, &global, &mesh, 1).unwrap();
         assert_eq!((s, shape), ((8..16).collect(), [2, 4]));
     }

@@ -20,7 +20,7 @@
 //! and chunk, moved as the collectives would, is checked the same way against the whole host
 //! execution.
 
-use layout_core::{local_tile, shard, IntTuple, Layout};
+use layout_core::{local_tile, IntTuple, Layout};
 
 use crate::blas::{self, gemm_reference_and_tolerance};
 use crate::comm::{CommElem, Devices};
@@ -28,6 +28,7 @@ use crate::elem::{Elem, Rng};
 use crate::gemm::{GemmIn, GemmOut, HOST_EXECUTION};
 use crate::gpu::{row_major, DeviceTensor, Gpu, GpuError, MappedGemm, Result};
 use crate::jobs::Verdict;
+use crate::sharded::{invalid, mesh_along, put, shard_view, take, View};
 use crate::tma::GemmMaps;
 
 /// How the GEMM is split over the GPUs.
@@ -52,56 +53,12 @@ impl Split {
     }
 }
 
-fn invalid(what: impl std::fmt::Display) -> impl Fn(layout_core::LayoutError) -> GpuError {
-    move |e| GpuError::Invalid(format!("{what}: {e}"))
-}
-
-/// The mesh of `gpus` GPUs along mode `mode` of a matrix: `(gpus,1):(1,0)` or `(1,gpus):(0,1)`.
-pub fn mesh_along(mode: usize, gpus: usize) -> Result<Layout> {
-    let (s, d) = if mode == 0 {
-        ([gpus as i64, 1], [1, 0])
-    } else {
-        ([1, gpus as i64], [0, 1])
-    };
-    IntTuple::from_ints(&s)
-        .and_then(|s| Layout::from_parts(s, &d))
-        .map_err(invalid(format!("a mesh of {gpus} GPUs")))
-}
-
-/// A view `offset o layout` of a rank-2 tensor.
-type View = (i64, Layout);
-
 /// `local_tile(t, (rows, cols(t)), (j, 0))`: chunk `j` of a rank-2 view's rows.
 fn chunk((off, l): View, rows: i64, j: i64) -> Result<View> {
     let tile = IntTuple::from_ints(&[rows, l.shapes()[1]]).map_err(invalid("a chunk"))?;
     let at = IntTuple::from_ints(&[j, 0]).map_err(invalid("a chunk"))?;
     let (l2, o2) = local_tile(&l, &tile, &at).map_err(invalid(format!("chunk {j} of {l}")))?;
     Ok((off + o2, l2))
-}
-
-/// `shard(t, mesh, r)` of a view.
-fn shard_view((off, l): View, mesh: &Layout, r: usize) -> Result<View> {
-    let (l2, o2) =
-        shard(&l, mesh, r as i64).map_err(invalid(format!("shard {r} of {l} over {mesh}")))?;
-    Ok((off + o2, l2))
-}
-
-/// The elements of a rank-2 view of `x`, row by row.
-fn take<T: Copy>(x: &[T], (off, l): &View) -> Vec<T> {
-    let [r, c] = [l.shapes()[0], l.shapes()[1]];
-    (0..r)
-        .flat_map(|i| (0..c).map(move |j| (i, j)))
-        .map(|(i, j)| x[(off + l.dot(&[i, j])) as usize])
-        .collect()
-}
-
-/// `x`'s elements of a rank-2 view set from `v`, row by row.
-fn put<T: Copy>(x: &mut [T], (off, l): &View, v: &[T]) {
-    let c = l.shapes()[1];
-    for (e, &val) in v.iter().enumerate() {
-        let (i, j) = (e as i64 / c, e as i64 % c);
-        x[(off + l.dot(&[i, j])) as usize] = val;
-    }
 }
 
 /// The problem split over `gpus` GPUs in `chunks` chunks: what each GPU computes of each chunk.
