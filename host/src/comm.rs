@@ -20,17 +20,19 @@
 use crate::elem::Elem;
 use crate::gpu::{DeviceTensor, Gpu, GpuError, Result};
 use crate::library::{self, first_missing, Library};
+use cudarc::driver::DevicePtr;
 use cudarc::driver::{sys as cu, CudaStream};
-use cudarc::nccl::{group_end, group_start, result::NcclError, sys, Comm, Id, NcclType, ReduceOp};
+use cudarc::nccl::{group_end, group_start, result, result::NcclError, sys, Id, NcclType};
 use layout_core::{coalesce, gathered, rebuild, shard, Layout, Rebuild};
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::borrow::{Borrow, BorrowMut};
+use std::panic::catch_unwind;
+use std::rc::Rc;
 use std::sync::Arc;
 
 /// The NCCL functions tessel calls, probed before the first one is (cudarc panics on a missing
 /// one).
 const SYMBOLS: &[&str] = &[
-    "ncclCommInitAll",
-    "ncclCommInitRank",
+    "ncclCommInitRankConfig",
     "ncclGetUniqueId",
     "ncclCommAbort",
     "ncclGroupStart",
@@ -51,12 +53,94 @@ impl<T: Elem + NcclType> CommElem for T {}
 /// one process per GPU). Tensors are passed one per rank this process drives, in rank order.
 pub struct Devices {
     gpus: Vec<Gpu>,
-    comms: Vec<Comm>,
+    comms: Vec<Rc<Rank>>,
     streams: Vec<Arc<CudaStream>>,
     /// The rank of `gpus[0]`.
     first: usize,
     /// Ranks of the communicators, in every process.
     world: usize,
+}
+
+/// One rank's NCCL communicator, aborted when the last owner (its [`Devices`], the windows
+/// registered with it) drops it. tessel makes its own: cudarc's `Comm` takes no configuration
+/// and registers no window.
+pub(crate) struct Rank {
+    pub(crate) raw: sys::ncclComm_t,
+}
+
+impl Drop for Rank {
+    fn drop(&mut self) {
+        // SAFETY: `raw` was initialised by NCCL and is aborted once, here.
+        let _ = unsafe { result::comm_abort(self.raw) };
+    }
+}
+
+/// The communicators' configuration: NCCL's defaults, but the zero-CTA policy (NCCL 2.28+):
+/// a collective NCCL can make with the copy engines, between tensors in symmetric windows
+/// ([`crate::window::CommTensor`]), runs without a block on any SM; every other collective runs as
+/// it would by default. An `NCCL_CTA_POLICY` set outside overrides it.
+fn config() -> sys::ncclConfig_t {
+    // NCCL_CONFIG_UNDEF_INT and NCCL_CONFIG_UNDEF_PTR: NCCL's own choice
+    const UNDEF: std::ffi::c_int = std::ffi::c_int::MIN;
+    let none = std::ptr::null();
+    sys::ncclConfig_t {
+        size: std::mem::size_of::<sys::ncclConfig_t>(),
+        magic: 0xcafe_beef,
+        // NCCL_VERSION(2, 28, 0): the layout of these fields; an older NCCL reads its prefix
+        version: 22800,
+        blocking: UNDEF,
+        cgaClusterSize: UNDEF,
+        minCTAs: UNDEF,
+        maxCTAs: UNDEF,
+        netName: none,
+        splitShare: UNDEF,
+        trafficClass: UNDEF,
+        commName: none,
+        collnetEnable: UNDEF,
+        // NCCL_CTA_POLICY_ZERO
+        CTAPolicy: 2,
+        shrinkShare: UNDEF,
+        nvlsCTAs: UNDEF,
+        nChannelsPerNetPeer: UNDEF,
+        nvlinkCentricSched: UNDEF,
+        // NCCL 2.29 and 2.30's own (an older one ignores them, a newer one sees version 2.28)
+        graphUsageMode: UNDEF,
+        maxP2pPeers: UNDEF,
+        numRmaCtx: UNDEF,
+    }
+}
+
+/// Rank `rank` of `world` joining the communicator `id` on the GPU whose context `stream` has
+/// (bound to this thread first: NCCL takes the current device).
+fn init_rank(
+    stream: &CudaStream,
+    (rank, world): (usize, usize),
+    id: &Id,
+) -> std::result::Result<sys::ncclComm_t, NcclError> {
+    stream
+        .context()
+        .bind_to_thread()
+        .map_err(|_| NcclError(sys::ncclResult_t::ncclUnhandledCudaError))?;
+    let mut raw = std::ptr::null_mut();
+    let mut cfg = config();
+    let uid = sys::ncclUniqueId {
+        internal: *id.internal(),
+    };
+    // SAFETY: `raw` and `cfg` outlive the call (and the group it may be in).
+    unsafe { result::comm_init_rank_config(&mut raw, world as i32, uid, rank as i32, &mut cfg) }?;
+    Ok(raw)
+}
+
+/// The tensors of a collective's argument, one per rank.
+fn refs<T, B: Borrow<DeviceTensor<T>>>(ts: &[B]) -> Vec<&DeviceTensor<T>> {
+    ts.iter().map(Borrow::borrow).collect()
+}
+
+/// The device address of element `at` of `t`'s buffer, as NCCL takes it.
+fn address<T>(t: &DeviceTensor<T>, at: usize, stream: &CudaStream) -> *mut std::ffi::c_void {
+    // event tracking is off (`Gpu::device`): the guard has nothing to record
+    let (p, _) = t.buffer().device_ptr(stream);
+    (p + (at * std::mem::size_of::<T>()) as u64) as *mut std::ffi::c_void
 }
 
 /// A new NCCL unique id as text (its 128 bytes in hex), for [`Devices::open_rank`] in every
@@ -160,9 +244,21 @@ impl Devices {
             .iter()
             .map(Gpu::new_stream)
             .collect::<Result<Vec<_>>>()?;
-        let comms = catch_unwind(AssertUnwindSafe(|| Comm::from_devices(streams.clone())))
-            .map_err(|_| GpuError::NoComm("ncclCommInitAll could not be called".into()))?
-            .map_err(nccl("ncclCommInitAll"))?;
+        let id = catch_unwind(Id::new)
+            .map_err(|_| GpuError::NoComm("ncclGetUniqueId could not be called".into()))?
+            .map_err(nccl("ncclGetUniqueId"))?;
+        // every rank of one process in one group: each call returns at once, the group's end
+        // when all have joined
+        group_start().map_err(nccl("ncclGroupStart"))?;
+        let mut raws = vec![];
+        let calls = streams.iter().enumerate().try_for_each(|(r, s)| {
+            raws.push(init_rank(s, (r, n), &id)?);
+            Ok(())
+        });
+        let end = group_end().map(|_| ());
+        // owned at once: aborted on an error below
+        let comms: Vec<_> = raws.into_iter().map(|raw| Rc::new(Rank { raw })).collect();
+        calls.and(end).map_err(nccl("ncclCommInitRankConfig"))?;
         Ok(Self {
             gpus,
             comms,
@@ -190,11 +286,8 @@ impl Devices {
         })?;
         probe()?;
         let stream = gpu.new_stream()?;
-        let comm = catch_unwind(AssertUnwindSafe(|| {
-            Comm::from_rank(stream.clone(), rank, world, id)
-        }))
-        .map_err(|_| GpuError::NoComm("ncclCommInitRank could not be called".into()))?
-        .map_err(nccl("ncclCommInitRank"))?;
+        let raw = init_rank(&stream, (rank, world), &id).map_err(nccl("ncclCommInitRankConfig"))?;
+        let comm = Rc::new(Rank { raw });
         Ok(Self {
             gpus: vec![gpu],
             comms: vec![comm],
@@ -217,6 +310,11 @@ impl Devices {
         Ok(())
     }
 
+    /// The communicator and the communication stream of the `i`-th GPU this process drives.
+    pub(crate) fn rank_of(&self, i: usize) -> (&Rc<Rank>, &Arc<CudaStream>) {
+        (&self.comms[i], &self.streams[i])
+    }
+
     /// The GPUs this process drives, rank by rank ([`Devices::ranks`]).
     pub fn gpus(&self) -> &[Gpu] {
         &self.gpus
@@ -233,12 +331,15 @@ impl Devices {
     }
 
     /// Each rank's tensor `ts[r]`, from its GPU, whole (after the work queued so far).
-    pub fn download_all<T: Elem>(&self, ts: &[DeviceTensor<T>]) -> Result<Vec<Vec<T>>> {
+    pub fn download_all<T: Elem, B: Borrow<DeviceTensor<T>>>(
+        &self,
+        ts: &[B],
+    ) -> Result<Vec<Vec<T>>> {
         self.per_rank("download", ts.len())?;
         self.gpus
             .iter()
             .zip(ts)
-            .map(|(g, t)| g.download(t))
+            .map(|(g, t)| g.download(t.borrow()))
             .collect()
     }
 
@@ -268,14 +369,14 @@ impl Devices {
         &self,
         what: &str,
         then: Then,
-        mut f: impl FnMut(usize) -> std::result::Result<(), NcclError>,
+        mut f: impl FnMut(usize, &CudaStream) -> std::result::Result<(), NcclError>,
     ) -> Result<()> {
         for (g, s) in self.gpus.iter().zip(&self.streams) {
             g.signal(s)?;
         }
         group_start().map_err(nccl("ncclGroupStart"))?;
         let calls = (0..self.gpus.len())
-            .try_for_each(&mut f)
+            .try_for_each(|r| f(r, &self.streams[r]))
             .map_err(nccl(what));
         // the group is closed even when a call failed
         let end = group_end().map_err(nccl("ncclGroupEnd"));
@@ -306,7 +407,7 @@ impl Devices {
     fn check_all<T>(
         &self,
         what: &str,
-        ts: &[DeviceTensor<T>],
+        ts: &[&DeviceTensor<T>],
         want: &Layout,
         exact: bool,
     ) -> Result<Vec<std::ops::Range<usize>>> {
@@ -336,8 +437,8 @@ impl Devices {
     fn shards_and_wholes<T>(
         &self,
         (what, mesh): (&str, &Layout),
-        (shard_name, shards): (&str, &[DeviceTensor<T>]),
-        (whole_name, wholes): (&str, &[DeviceTensor<T>]),
+        (shard_name, shards): (&str, &[&DeviceTensor<T>]),
+        (whole_name, wholes): (&str, &[&DeviceTensor<T>]),
     ) -> Result<(Vec<std::ops::Range<usize>>, Vec<std::ops::Range<usize>>)> {
         self.per_rank(shard_name, shards.len())?;
         let shard = *shards[0].layout();
@@ -352,30 +453,34 @@ impl Devices {
     /// tile the whole: each `outs[r]`'s layout must be `gathered(mesh, shard layout)` as a
     /// function (the global tensor as the gathered elements hold it), the shards one compact
     /// layout. Each tensor is a contiguous range of its buffer (a block of rows may be one).
-    pub fn all_gather<T: CommElem>(
+    pub fn all_gather<T: CommElem, S: Borrow<DeviceTensor<T>>, O: BorrowMut<DeviceTensor<T>>>(
         &self,
         mesh: &Layout,
-        shards: &[DeviceTensor<T>],
-        outs: &mut [DeviceTensor<T>],
+        shards: &[S],
+        outs: &mut [O],
     ) -> Result<()> {
-        self.all_gather_then(mesh, shards, outs, Then::Wait)
+        self.all_gather_then(mesh, &refs(shards), &refs(outs), Then::Wait)
     }
 
     /// [`Devices::all_gather`], the GPUs going on beside it until [`Devices::wait_comm`].
-    pub fn start_all_gather<T: CommElem>(
+    pub fn start_all_gather<
+        T: CommElem,
+        S: Borrow<DeviceTensor<T>>,
+        O: BorrowMut<DeviceTensor<T>>,
+    >(
         &self,
         mesh: &Layout,
-        shards: &[DeviceTensor<T>],
-        outs: &mut [DeviceTensor<T>],
+        shards: &[S],
+        outs: &mut [O],
     ) -> Result<()> {
-        self.all_gather_then(mesh, shards, outs, Then::Overlap)
+        self.all_gather_then(mesh, &refs(shards), &refs(outs), Then::Overlap)
     }
 
     fn all_gather_then<T: CommElem>(
         &self,
         mesh: &Layout,
-        shards: &[DeviceTensor<T>],
-        outs: &mut [DeviceTensor<T>],
+        shards: &[&DeviceTensor<T>],
+        outs: &[&DeviceTensor<T>],
         then: Then,
     ) -> Result<()> {
         let (from, to) = self.shards_and_wholes(
@@ -383,54 +488,126 @@ impl Devices {
             ("all_gather shard", shards),
             ("all_gather output", outs),
         )?;
-        self.group("ncclAllGather", then, |r| {
-            let s = shards[r].buffer().slice(from[r].clone());
-            let mut o = outs[r].buffer_mut().slice_mut(to[r].clone());
-            self.comms[r].all_gather(&s, &mut o).map(|_| ())
+        self.group("ncclAllGather", then, |r, stream| {
+            let send = address(shards[r], from[r].start, stream);
+            let recv = address(outs[r], to[r].start, stream);
+            // SAFETY: both ranges were checked inside their buffers.
+            unsafe { self.all_gather_raw::<T>(r, (send, recv), from[r].len(), stream) }
         })
+    }
+
+    /// Starts [`Devices::all_gather`] in place: `outs[r]` (each of layout `gathered(mesh,
+    /// shard)` as a function, one contiguous range) already holds rank `r`'s own shard (layout
+    /// `shard`, compact) at its place among the gathered ones, the `r`-th block of `shard.size()`
+    /// elements (where, for a rows mesh, `shard(whole, mesh, r)` is); the other blocks come
+    /// from the other ranks. Nothing moves within a GPU. Between tensors in symmetric windows
+    /// ([`crate::window::CommTensor`]) the copy engines move it, on no SM (NCCL 2.28+). The GPUs
+    /// go on beside it until [`Devices::wait_comm`].
+    pub fn start_all_gather_in_place<T: CommElem, O: BorrowMut<DeviceTensor<T>>>(
+        &self,
+        mesh: &Layout,
+        shard: &Layout,
+        outs: &mut [O],
+    ) -> Result<()> {
+        let what = "all_gather in place";
+        if shard.cosize() != shard.size() {
+            return Err(GpuError::Invalid(format!(
+                "{what}: the shard {shard} is not compact (cosize {} for {} elements)",
+                shard.cosize(),
+                shard.size()
+            )));
+        }
+        let want = self.gathered_over(what, mesh, shard)?;
+        let outs = refs(outs);
+        let at = self.check_all(&format!("{what} output"), &outs, &want, false)?;
+        let count = shard.size() as usize;
+        self.group("ncclAllGather", Then::Overlap, |r, stream| {
+            let recv = address(outs[r], at[r].start, stream);
+            let send = address(outs[r], at[r].start + (self.first + r) * count, stream);
+            // SAFETY: the range was checked inside its buffer; NCCL reads the send block before
+            // it writes any other rank's.
+            unsafe { self.all_gather_raw::<T>(r, (send, recv), count, stream) }
+        })
+    }
+
+    /// `ncclAllGather` of `count` elements of `T` on rank `r`'s communicator.
+    ///
+    /// # Safety
+    /// `send` holds `count` elements, `recv` `count` times the ranks, both on `r`'s GPU.
+    unsafe fn all_gather_raw<T: CommElem>(
+        &self,
+        r: usize,
+        (send, recv): (*mut std::ffi::c_void, *mut std::ffi::c_void),
+        count: usize,
+        stream: &CudaStream,
+    ) -> std::result::Result<(), NcclError> {
+        let (comm, s) = (self.comms[r].raw, stream.cu_stream() as _);
+        result::all_gather(send, recv, count, T::as_nccl_type(), comm, s).map(|_| ())
     }
 
     /// `bufs[r]` = the elementwise sum of every rank's `bufs[q]`, on every rank (in place), all
     /// of one compact layout.
-    pub fn all_reduce<T: CommElem>(&self, bufs: &mut [DeviceTensor<T>]) -> Result<()> {
+    pub fn all_reduce<T: CommElem, B: BorrowMut<DeviceTensor<T>>>(
+        &self,
+        bufs: &mut [B],
+    ) -> Result<()> {
+        let bufs = refs(bufs);
         self.per_rank("all_reduce buffer", bufs.len())?;
         let l = *bufs[0].layout();
-        let at = self.check_all("all_reduce buffer", bufs, &l, true)?;
-        self.group("ncclAllReduce", Then::Wait, |r| {
-            let mut b = bufs[r].buffer_mut().slice_mut(at[r].clone());
-            self.comms[r]
-                .all_reduce_in_place(&mut b, &ReduceOp::Sum)
-                .map(|_| ())
+        let at = self.check_all("all_reduce buffer", &bufs, &l, true)?;
+        self.group("ncclAllReduce", Then::Wait, |r, stream| {
+            let b = address(bufs[r], at[r].start, stream);
+            // SAFETY: the range was checked inside its buffer.
+            unsafe {
+                result::all_reduce(
+                    b,
+                    b,
+                    at[r].len(),
+                    T::as_nccl_type(),
+                    sys::ncclRedOp_t::ncclSum,
+                    self.comms[r].raw,
+                    stream.cu_stream() as _,
+                )
+            }
+            .map(|_| ())
         })
     }
 
     /// `outs[r]` = rank `r`'s shard of the elementwise sum of every rank's `ins[q]`: each `ins`
     /// the whole tensor as `gathered(mesh, outs' layout)` lays it out (a partial sum on each
     /// rank, e.g. of a GEMM whose K is split), each `outs[r]` the compact shard.
-    pub fn reduce_scatter<T: CommElem>(
+    pub fn reduce_scatter<
+        T: CommElem,
+        S: Borrow<DeviceTensor<T>>,
+        O: BorrowMut<DeviceTensor<T>>,
+    >(
         &self,
         mesh: &Layout,
-        ins: &[DeviceTensor<T>],
-        outs: &mut [DeviceTensor<T>],
+        ins: &[S],
+        outs: &mut [O],
     ) -> Result<()> {
-        self.reduce_scatter_then(mesh, ins, outs, Then::Wait)
+        self.reduce_scatter_then(mesh, &refs(ins), &refs(outs), Then::Wait)
     }
 
     /// [`Devices::reduce_scatter`], the GPUs going on beside it until [`Devices::wait_comm`].
-    pub fn start_reduce_scatter<T: CommElem>(
+    pub fn start_reduce_scatter<
+        T: CommElem,
+        S: Borrow<DeviceTensor<T>>,
+        O: BorrowMut<DeviceTensor<T>>,
+    >(
         &self,
         mesh: &Layout,
-        ins: &[DeviceTensor<T>],
-        outs: &mut [DeviceTensor<T>],
+        ins: &[S],
+        outs: &mut [O],
     ) -> Result<()> {
-        self.reduce_scatter_then(mesh, ins, outs, Then::Overlap)
+        self.reduce_scatter_then(mesh, &refs(ins), &refs(outs), Then::Overlap)
     }
 
     fn reduce_scatter_then<T: CommElem>(
         &self,
         mesh: &Layout,
-        ins: &[DeviceTensor<T>],
-        outs: &mut [DeviceTensor<T>],
+        ins: &[&DeviceTensor<T>],
+        outs: &[&DeviceTensor<T>],
         then: Then,
     ) -> Result<()> {
         let (to, from) = self.shards_and_wholes(
@@ -438,12 +615,22 @@ impl Devices {
             ("reduce_scatter output", outs),
             ("reduce_scatter input", ins),
         )?;
-        self.group("ncclReduceScatter", then, |r| {
-            let i = ins[r].buffer().slice(from[r].clone());
-            let mut o = outs[r].buffer_mut().slice_mut(to[r].clone());
-            self.comms[r]
-                .reduce_scatter(&i, &mut o, &ReduceOp::Sum)
-                .map(|_| ())
+        self.group("ncclReduceScatter", then, |r, stream| {
+            let send = address(ins[r], from[r].start, stream);
+            let recv = address(outs[r], to[r].start, stream);
+            // SAFETY: both ranges were checked inside their buffers.
+            unsafe {
+                result::reduce_scatter(
+                    send,
+                    recv,
+                    to[r].len(),
+                    T::as_nccl_type(),
+                    sys::ncclRedOp_t::ncclSum,
+                    self.comms[r].raw,
+                    stream.cu_stream() as _,
+                )
+            }
+            .map(|_| ())
         })
     }
 
@@ -454,13 +641,14 @@ impl Devices {
     /// `staging[r]` (of `gathered(mesh, shard layout)`), then each rank's shard from there to
     /// its place in `outs[r]` (`shard(global, mesh, q)`) by the copy engine, row by row: rank-2
     /// shards of contiguous rows. The GPUs go on beside it until [`Devices::wait_comm`].
-    pub fn start_rebuild<T: CommElem>(
+    pub fn start_rebuild<T: CommElem, S: Borrow<DeviceTensor<T>>, O: BorrowMut<DeviceTensor<T>>>(
         &self,
         mesh: &Layout,
-        shards: &[DeviceTensor<T>],
-        staging: &mut [DeviceTensor<T>],
-        outs: &mut [DeviceTensor<T>],
+        shards: &[S],
+        staging: &mut [O],
+        outs: &mut [O],
     ) -> Result<()> {
+        let (shards, staging, outs) = (refs(shards), refs(staging), refs(outs));
         self.per_rank("rebuild shard", shards.len())?;
         self.per_rank("rebuild output", outs.len())?;
         let global = *outs[0].layout();
@@ -468,13 +656,13 @@ impl Devices {
         let how = rebuild(&global, mesh, &shard_layout)
             .map_err(|e| GpuError::Invalid(format!("rebuilding {global} over {mesh}: {e}")))?;
         if how != Rebuild::AllGatherThenCopy {
-            return self.start_all_gather(mesh, shards, outs);
+            return self.all_gather_then(mesh, &shards, &outs, Then::Overlap);
         }
         // every copy checked before anything is enqueued
         self.per_rank("rebuild staging", staging.len())?;
         let size = shard_layout.size();
         let mut copies = vec![];
-        for (r, (st, out)) in staging.iter().zip(outs.iter()).enumerate() {
+        for (r, (&st, &out)) in staging.iter().zip(outs.iter()).enumerate() {
             if out.layout() != &global {
                 return Err(GpuError::Invalid(format!(
                     "rebuild output {r} is {}, output 0 {global}",
@@ -491,9 +679,9 @@ impl Devices {
                 copies.push((r, from, into));
             }
         }
-        self.start_all_gather(mesh, shards, staging)?;
+        self.all_gather_then(mesh, &shards, &staging, Then::Overlap)?;
         for (r, from, into) in copies {
-            copy_rows(&self.streams[r], (&staging[r], from), (&mut outs[r], into))?;
+            copy_rows(&self.streams[r], (staging[r], from), (outs[r], into))?;
         }
         Ok(())
     }
@@ -534,19 +722,13 @@ fn rows_of_copy<T>(
 fn copy_rows<T: CommElem>(
     stream: &CudaStream,
     (src, (so, sl)): (&DeviceTensor<T>, (i64, Layout)),
-    (dst, (d_o, dl)): (&mut DeviceTensor<T>, (i64, Layout)),
+    (dst, (d_o, dl)): (&DeviceTensor<T>, (i64, Layout)),
 ) -> Result<()> {
-    let (rows, cols, sp, dp) = rows_of_copy((src, (so, sl)), (&*dst, (d_o, dl)))?;
+    let (rows, cols, sp, dp) = rows_of_copy((src, (so, sl)), (dst, (d_o, dl)))?;
     let e = std::mem::size_of::<T>();
     // the raw addresses: event tracking is off (`Gpu::device`), the streams are ordered by hand
-    let base_src = {
-        let (p, _) = cudarc::driver::DevicePtr::device_ptr(src.buffer(), stream);
-        p
-    };
-    let base_dst = {
-        let (p, _) = cudarc::driver::DevicePtrMut::device_ptr_mut(dst.buffer_mut(), stream);
-        p
-    };
+    let base_src = address(src, 0, stream) as u64;
+    let base_dst = address(dst, 0, stream) as u64;
     let copy = cu::CUDA_MEMCPY2D {
         srcXInBytes: 0,
         srcY: 0,

@@ -231,9 +231,9 @@ impl<T> DeviceTensor<T> {
     pub fn buffer(&self) -> &CudaSlice<T> {
         &self.buf
     }
-    /// The buffer, to write (a collective's output).
-    pub(crate) fn buffer_mut(&mut self) -> &mut CudaSlice<T> {
-        &mut self.buf
+    /// The buffer, given up (a window's memory, which NCCL frees).
+    pub(crate) fn into_buffer(self) -> CudaSlice<T> {
+        self.buf
     }
 }
 
@@ -536,6 +536,25 @@ impl Gpu {
             offset: 0,
             layout,
         })
+    }
+    /// `buf` (memory allocated elsewhere, on this GPU) holding `host` (`buf`'s length), as a
+    /// tensor of `layout`.
+    pub(crate) fn adopt<T: Elem>(
+        &self,
+        mut buf: CudaSlice<T>,
+        host: &[T],
+        layout: Layout,
+    ) -> Result<DeviceTensor<T>> {
+        self.stream
+            .memcpy_htod(host, &mut buf)
+            .ctx(|| "copy to the device".into())?;
+        DeviceTensor {
+            buf,
+            offset: 0,
+            layout: Layout::int(host.len().max(1) as i64, 1)
+                .map_err(|e| GpuError::Invalid(e.to_string()))?,
+        }
+        .view(0, layout)
     }
     /// A tensor of `layout` with every element `fill`.
     pub fn filled<T: Elem>(&self, layout: Layout, fill: T) -> Result<DeviceTensor<T>> {

@@ -19,3 +19,4 @@ pub mod sharded;
 pub mod tma;
 pub mod tp_gemm;
 pub mod tune;
+pub mod window;

@@ -3,10 +3,11 @@
 //! so that the collective of one chunk runs while the GPUs compute the next.
 //!
 //! For chunk `j` (`local_tile` of a tensor by the chunk's rows) and GPU `r` ([`Split`]):
-//! - [`Split::Rows`]: A's rows `shard(chunk_j(A), (R,1):(1,0), r)`, all of B; the chunk of C is
-//!   rebuilt by an all-gather in place (`rebuild` says `AllGather`). Over the chunks GPU `r`
-//!   holds every `R`-th block of A's rows: the layout that lets each chunk's all-gather land in
-//!   C as it is.
+//! - [`Split::Rows`]: A's rows `shard(chunk_j(A), (R,1):(1,0), r)`, all of B; each GPU's GEMM
+//!   writes its rows `shard(chunk_j(C), (R,1):(1,0), r)` straight into its copy of C, and an
+//!   all-gather in place fills in the other GPUs' rows (`rebuild` says `AllGather`: the gathered
+//!   shards are the chunk as it is). Over the chunks GPU `r` holds every `R`-th block of A's
+//!   rows: the layout that lets each chunk's all-gather land in C.
 //! - [`Split::Cols`]: all of A, B's rows `shard(B, (R,1):(1,0), r)` (C's columns); the chunk is
 //!   rebuilt by an all-gather and a copy into C's rows (`AllGatherThenCopy`).
 //! - [`Split::K`]: A's and B's columns `shard(_, (1,R):(0,1), r)`; each GPU's chunk is a partial
@@ -30,6 +31,7 @@ use crate::gpu::{row_major, DeviceTensor, Gpu, GpuError, MappedGemm, Result};
 use crate::jobs::Verdict;
 use crate::sharded::{invalid, mesh_along, put, shard_view, take, View};
 use crate::tma::GemmMaps;
+use crate::window::CommTensor;
 
 /// How the GEMM is split over the GPUs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,6 +74,9 @@ pub struct Plan {
     pub mnk: [usize; 3],
     /// Chunks of C's rows.
     pub chunks: usize,
+    /// The collectives' tensors in symmetric windows ([`crate::window`]): NCCL gathers between
+    /// them on the copy engines, on no SM. [`Plan::new`] leaves them in ordinary device memory.
+    pub windows: bool,
 }
 
 impl Plan {
@@ -111,7 +116,13 @@ impl Plan {
             gpus,
             mnk,
             chunks,
+            windows: false,
         })
+    }
+
+    /// The same plan, its collectives' tensors in symmetric windows or not.
+    pub fn in_windows(self, windows: bool) -> Self {
+        Self { windows, ..self }
     }
 
     fn layouts(&self) -> Result<[Layout; 3]> {
@@ -214,37 +225,62 @@ fn maps_for<I: GemmIn, O: GemmOut>(
     }
 }
 
-/// A [`Plan`]'s tensors on every GPU, rank by rank, and each chunk's views of them.
+/// A [`Plan`]'s tensors on every GPU this process drives, and each chunk's views of them.
 struct Tensors<I, O> {
     a: Vec<DeviceTensor<I>>,
     b: Vec<DeviceTensor<I>>,
-    /// Each GPU's results, chunk after chunk (compact).
-    c: Vec<DeviceTensor<O>>,
+    /// Each GPU's results, chunk after chunk (compact): cols, K; none for rows, whose GEMMs
+    /// write into `out`.
+    c: Vec<CommTensor<O>>,
     /// The rebuilt C (rows, cols), or the GPU's rows of each chunk (K).
-    out: Vec<DeviceTensor<O>>,
-    /// The all-gathered chunks before their copy into `out` (cols; else one element).
-    staging: Vec<DeviceTensor<O>>,
+    out: Vec<CommTensor<O>>,
+    /// The all-gathered chunks before their copy into `out` (cols; else none).
+    staging: Vec<CommTensor<O>>,
     /// Per chunk, on every GPU: the views of `a`, `c`, `out` and `staging`.
     views: Vec<[View; 4]>,
     /// Per GPU, per chunk: `gemm_sm90`'s maps.
     maps: Vec<Vec<Option<GemmMaps>>>,
 }
 
-/// Views each tensor as chunk `j` has it.
-fn set_chunk<I, O>(t: &mut Tensors<I, O>, j: usize) -> Result<()> {
-    let [(ao, al), (co, cl), (oo, ol), (so, sl)] = t.views[j];
-    for r in 0..t.a.len() {
-        t.a[r].set_view(ao, al)?;
-        t.c[r].set_view(co, cl)?;
-        t.out[r].set_view(oo, ol)?;
-        if t.staging[r].len() > 1 {
-            t.staging[r].set_view(so, sl)?;
-        }
+/// The tensor the `i`-th GPU's GEMM writes: its `c`, or (rows) its `out`.
+fn target<'t, O>(
+    c: &'t mut [CommTensor<O>],
+    out: &'t mut [CommTensor<O>],
+    i: usize,
+) -> &'t mut DeviceTensor<O> {
+    match c.get_mut(i) {
+        Some(c) => c,
+        None => &mut out[i],
     }
-    Ok(())
 }
 
 impl Plan {
+    /// Views each GPU's tensors as chunk `j`'s GEMM has them: its A, the C it writes (for rows,
+    /// the GPU's block of the chunk in `out`), `out` and `staging`. `ranks`: the GPUs' ranks.
+    fn set_chunk<I, O>(
+        &self,
+        t: &mut Tensors<I, O>,
+        j: usize,
+        ranks: std::ops::Range<usize>,
+    ) -> Result<()> {
+        let [(ao, al), (co, cl), out, (so, sl)] = t.views[j];
+        for (i, rank) in ranks.enumerate() {
+            t.a[i].set_view(ao, al)?;
+            let (oo, ol) = match self.split {
+                Split::Rows => shard_view(out, &self.mesh()?, rank)?,
+                _ => out,
+            };
+            t.out[i].set_view(oo, ol)?;
+            if let Some(c) = t.c.get_mut(i) {
+                c.set_view(co, cl)?;
+            }
+            if let Some(s) = t.staging.get_mut(i) {
+                s.set_view(so, sl)?;
+            }
+        }
+        Ok(())
+    }
+
     /// The plan's tensors on every GPU of `devs`, from the global `a` and `b`; results
     /// poisoned.
     fn upload<I: GemmIn, O: GemmOut>(
@@ -265,7 +301,7 @@ impl Plan {
                     .map_err(invalid("the gathered chunk"))?;
                 (j * h * n, l)
             } else {
-                (0, Layout::int(1, 1).map_err(invalid("staging"))?)
+                (0, row_major(1, 1)?)
             };
             views.push([
                 (j * lm * lk, row_major(lm, lk)?),
@@ -274,12 +310,22 @@ impl Plan {
                 staging,
             ]);
         }
+        let poisoned = |rows: i64, cols: i64| -> Result<Vec<CommTensor<O>>> {
+            devs.comm_tensors(row_major(rows, cols)?, O::poison(), self.windows)
+        };
         let mut t = Tensors {
             a: vec![],
             b: vec![],
-            c: vec![],
-            out: vec![],
-            staging: vec![],
+            c: match self.split {
+                Split::Rows => vec![],
+                _ => poisoned(lm * j_all, ln)?,
+            },
+            out: poisoned(out_rows * j_all, n)?,
+            staging: if staged {
+                poisoned(1, h * j_all * n)?
+            } else {
+                vec![]
+            },
             views,
             maps: vec![],
         };
@@ -290,23 +336,13 @@ impl Plan {
             let a_r: Vec<I> = parts.iter().flat_map(|v| take(a, &v[0])).collect();
             t.a.push(gpu.upload(&a_r, row_major(lm * j_all, lk)?)?);
             t.b.push(gpu.upload(&take(b, &parts[0][1]), row_major(ln, lk)?)?);
-            t.c.push(gpu.filled(row_major(lm * j_all, ln)?, O::poison())?);
-            t.out
-                .push(gpu.filled(row_major(out_rows * j_all, n)?, O::poison())?);
-            let staging = if staged { h * j_all * n } else { 1 };
-            t.staging.push(gpu.filled(
-                Layout::int(staging, 1).map_err(invalid("staging"))?,
-                O::poison(),
-            )?);
+            t.maps.push(vec![]);
         }
         for j in 0..self.chunks {
-            set_chunk(&mut t, j)?;
-            for (r, gpu) in devs.gpus().iter().enumerate() {
-                let m = maps_for(gpu, &t.a[r], &t.b[r], &t.c[r])?;
-                if j == 0 {
-                    t.maps.push(vec![]);
-                }
-                t.maps[r].push(m);
+            self.set_chunk(&mut t, j, devs.ranks())?;
+            for (i, gpu) in devs.gpus().iter().enumerate() {
+                let m = maps_for(gpu, &t.a[i], &t.b[i], target(&mut t.c, &mut t.out, i))?;
+                t.maps[i].push(m);
             }
         }
         Ok(t)
@@ -334,13 +370,22 @@ impl Plan {
     ) -> Result<()> {
         let mesh = self.mesh()?;
         for j in 0..self.chunks {
-            set_chunk(t, j)?;
-            for (r, gpu) in devs.gpus().iter().enumerate() {
-                gemm_on(gpu, t.maps[r][j].as_ref(), &t.a[r], &t.b[r], &mut t.c[r])?;
+            self.set_chunk(t, j, devs.ranks())?;
+            for (i, gpu) in devs.gpus().iter().enumerate() {
+                let c = target(&mut t.c, &mut t.out, i);
+                gemm_on(gpu, t.maps[i][j].as_ref(), &t.a[i], &t.b[i], c)?;
             }
             match self.split {
+                Split::Rows => {
+                    // each GPU's rows are in place: the whole chunk gathers the others'
+                    let [_, (_, shard), (oo, ol), _] = t.views[j];
+                    for o in &mut t.out {
+                        o.set_view(oo, ol)?;
+                    }
+                    devs.start_all_gather_in_place(&mesh, &shard, &mut t.out)?
+                }
+                Split::Cols => devs.start_rebuild(&mesh, &t.c, &mut t.staging, &mut t.out)?,
                 Split::K => devs.start_reduce_scatter(&mesh, &t.c, &mut t.out)?,
-                _ => devs.start_rebuild(&mesh, &t.c, &mut t.staging, &mut t.out)?,
             }
         }
         Ok(())
@@ -395,17 +440,26 @@ impl Plan {
         Ok(rows)
     }
 
-    /// What the plan is, for a line.
-    fn what<I: Elem, O: Elem>(&self) -> String {
+    /// The problem and its split, for a line.
+    fn problem<I: Elem, O: Elem>(&self) -> String {
         let [m, n, k] = self.mnk;
         format!(
-            "gemm_{}_{} {m}x{n}x{k} split by {} over {} GPUs in {} chunk{}",
+            "gemm_{}_{} {m}x{n}x{k} split by {} over {} GPUs",
             I::NAME,
             O::NAME,
             self.split.name(),
             self.gpus,
+        )
+    }
+
+    /// What the plan is, for a line.
+    fn what<I: Elem, O: Elem>(&self) -> String {
+        format!(
+            "{} in {} chunk{}{}",
+            self.problem::<I, O>(),
             self.chunks,
-            if self.chunks == 1 { "" } else { "s" }
+            if self.chunks == 1 { "" } else { "s" },
+            if self.windows { ", windows" } else { "" }
         )
     }
 
@@ -471,6 +525,24 @@ where
         })
     };
     let exact = plan.split != Split::K;
+    let not_run = |why: String| {
+        Ok(Verdict {
+            ok: true,
+            skipped: true,
+            line: format!("{what}: not run ({why})"),
+        })
+    };
+    if plan.windows {
+        match devs.map(Devices::windows) {
+            None => {
+                return not_run(
+                    "no GPUs; the host executions are those of the plan without windows".into(),
+                )
+            }
+            Some(Err(e)) => return not_run(format!("no symmetric windows: {e}")),
+            Some(Ok(())) => {}
+        }
+    }
     // the reference at every row, or a sample of them
     let mut rows = crate::gemm::rows_to_check(plan.mnk, rng);
     if let Some(d) = devs {
@@ -494,13 +566,7 @@ where
     let check = |c: &[O]| blas::check_gemm(&crate::gemm::take_rows(c, n, &rows), &want, &tol, n);
     let Some(devs) = devs else {
         if m * n * k > HOST_EXECUTION {
-            return Ok(Verdict {
-                ok: true,
-                skipped: true,
-                line: format!(
-                    "{what}: not run (no GPUs; the host executions run up to 2^25 multiply-adds)"
-                ),
-            });
+            return not_run("no GPUs; the host executions run up to 2^25 multiply-adds".into());
         }
         let whole = Plan::new(plan.split, 1, plan.mnk, 1)?.host_execution::<I, O>(&a, &b)?;
         let split = plan.host_execution::<I, O>(&a, &b)?;
@@ -597,38 +663,64 @@ where
 }
 
 /// A weak-scaling measurement: one GPU's GEMM against the same per-GPU work split over the GPUs,
-/// collectives included.
+/// collectives included, in several ways ([`WeakScaling::runs`]).
 #[derive(Debug, Clone)]
 pub struct WeakScaling {
-    /// The split GEMM, overlapped.
+    /// The split GEMM (`gemm_bf16_bf16 16384x8192x8192 split by rows over 2 GPUs`).
     pub what: String,
     /// Median milliseconds of the per-GPU problem on GPU 0 alone (every cluster).
     pub one_ms: f64,
-    /// Of the whole problem in one chunk: the GEMMs, then the collective.
-    pub serial_ms: f64,
-    /// Of the whole problem in chunks, each chunk's collective beside the next chunk's GEMMs.
-    pub overlap_ms: f64,
-    /// `gemm_sm90`'s clusters in the overlapped run (fewer than all: SMs left for NCCL; more:
-    /// one per pair of tiles), and those resident at once.
-    pub clusters: (i64, i64),
+    /// Each way of running the whole problem, and its median milliseconds.
+    pub runs: Vec<(Way, f64)>,
+    /// `gemm_sm90`'s clusters resident at once.
+    pub clusters: i64,
     /// `2 m n k` of the per-GPU problem.
     pub flops: f64,
+    /// Why the runs in windows are missing, if they are.
+    pub no_windows: Option<String>,
+}
+
+/// One way of running the split problem.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Way {
+    /// Chunks: 1 runs the GEMMs, then the collective; more run each chunk's collective beside
+    /// the next chunk's GEMMs.
+    pub chunks: usize,
+    /// The collectives' tensors in symmetric windows (NCCL on the copy engines) or not (NCCL's
+    /// kernels, on SMs).
+    pub windows: bool,
+    /// How the GEMMs share the SMs with NCCL's kernels.
+    pub sharing: Sharing,
+}
+
+impl Way {
+    /// For a table: `4 chunks, windows`, `1 chunk, NCCL kernels`.
+    pub fn name(&self) -> String {
+        format!(
+            "{} chunk{}, {}",
+            self.chunks,
+            if self.chunks == 1 { "" } else { "s" },
+            if self.windows {
+                "windows (copy engines)"
+            } else {
+                "NCCL kernels"
+            }
+        )
+    }
 }
 
 impl WeakScaling {
-    /// `one / serial`.
-    pub fn serial_efficiency(&self) -> f64 {
-        self.one_ms / self.serial_ms
-    }
-    /// `one / overlapped`.
-    pub fn efficiency(&self) -> f64 {
-        self.one_ms / self.overlap_ms
+    /// `one / ms`: 1 is perfect scaling.
+    pub fn efficiency(&self, ms: f64) -> f64 {
+        self.one_ms / ms
     }
 }
 
 /// How the chunked GEMMs share the SMs with NCCL's kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Sharing {
+    /// Persistent clusters on every SM (collectives on the copy engines, or not beside a GEMM).
+    All,
     /// Persistent clusters leaving this many SMs free.
     Reserve(i64),
     /// One cluster per pair of tiles: the hardware hands SMs out as clusters finish, NCCL's
@@ -637,10 +729,11 @@ pub enum Sharing {
 }
 
 /// Times the split GEMM whose per-GPU work is `per_gpu` (`[m, n, k]`; the split mode scaled by
-/// the GPUs) against that work on GPU 0 alone, in the same run, interleaved: `chunks` chunks
-/// sharing the SMs with NCCL as `sharing` says, and one chunk with every SM. The chunked result
-/// is checked bit-equal to the one-chunk result on every GPU first (the one-chunk result is
-/// `run_gemm_split`'s to check).
+/// the GPUs) against that work on GPU 0 alone, in the same run, interleaved: in one chunk and in
+/// `chunks` chunks (NCCL's kernels sharing the SMs as `sharing` says), each with its tensors in
+/// ordinary memory and, where NCCL has them, in symmetric windows (the chunks' GEMMs on every
+/// SM). Every result is checked bit-equal to the first's on every GPU first (the one-chunk
+/// result is `run_gemm_split`'s to check).
 pub fn bench_weak_scaling<I: GemmIn, O: GemmOut + CommElem>(
     devs: &Devices,
     split: Split,
@@ -656,20 +749,35 @@ pub fn bench_weak_scaling<I: GemmIn, O: GemmOut + CommElem>(
         Split::Cols => [m, n * g, k],
         Split::K => [m, n, k * g],
     };
-    let serial = Plan::new(split, g, mnk, 1)?;
-    let overlapped = Plan::new(split, g, mnk, chunks)?;
+    let no_windows = devs.windows().err().map(|e| e.to_string());
+    let mut ways = vec![];
+    for windows in [false, no_windows.is_none()] {
+        let chunked = if windows { Sharing::All } else { sharing };
+        ways.push(Way {
+            chunks: 1,
+            windows,
+            sharing: Sharing::All,
+        });
+        ways.push(Way {
+            chunks,
+            windows,
+            sharing: chunked,
+        });
+    }
+    ways.dedup();
     let a: Vec<I> = rng.fill(mnk[0] * mnk[2]);
     let b: Vec<I> = rng.fill(mnk[1] * mnk[2]);
     let g0 = &devs.gpus()[0];
     let all = g0.sm90_max_clusters();
     let cm = tessel_gpu::gemm_sm90::CLUSTER_M;
-    let fewer = match sharing {
+    let clusters = |s: Sharing| match s {
+        Sharing::All => all,
         Sharing::Reserve(sms) => (all - (sms.max(0) + cm - 1) / cm).max(1),
         Sharing::PerTile => i64::from(i32::MAX) / cm,
     };
-    let set = |c: i64| {
+    let set = |s: Sharing| {
         devs.gpus().iter().for_each(|g| {
-            g.set_sm90_clusters(c);
+            g.set_sm90_clusters(clusters(s));
         })
     };
     // the per-GPU problem on GPU 0
@@ -677,47 +785,61 @@ pub fn bench_weak_scaling<I: GemmIn, O: GemmOut + CommElem>(
     let db = g0.upload(&b[..n * k], row_major(n as i64, k as i64)?)?;
     let mut dc = g0.filled(row_major(m as i64, n as i64)?, O::poison())?;
     let maps = maps_for(g0, &da, &db, &dc)?;
-    let mut ts = serial.upload::<I, O>(devs, &a, &b)?;
-    let mut to = overlapped.upload::<I, O>(devs, &a, &b)?;
-    // checked first: the chunks give what one chunk gives, on every GPU
-    set(all);
-    serial.enqueue(devs, &mut ts)?;
-    set(fewer);
-    overlapped.enqueue(devs, &mut to)?;
-    devs.sync()?;
+    let mut runs = vec![];
+    for w in &ways {
+        let plan = Plan::new(split, g, mnk, w.chunks)?.in_windows(w.windows);
+        let t = plan.upload::<I, O>(devs, &a, &b)?;
+        runs.push((plan, t));
+    }
+    // checked first: every way gives what the first gives, on every GPU
     let first = devs.ranks().start;
-    let x = serial.result(first, &devs.download_all(&ts.out)?);
-    let y = overlapped.result(first, &devs.download_all(&to.out)?);
-    let (x, y) = (x.map_err(GpuError::Invalid)?, y.map_err(GpuError::Invalid)?);
-    if let Some(i) = (0..x.len()).find(|&i| x[i].bits() != y[i].bits()) {
-        return Err(GpuError::Invalid(format!(
-            "{}: C differs from the one-chunk result at element {i}",
-            overlapped.what::<I, O>()
-        )));
+    let mut want = None;
+    for (w, (plan, t)) in ways.iter().zip(&mut runs) {
+        set(w.sharing);
+        plan.enqueue(devs, t)?;
+        devs.sync()?;
+        let c = plan.result(first, &devs.download_all(&t.out)?);
+        let c = c.map_err(GpuError::Invalid)?;
+        let want = want.get_or_insert_with(|| c.clone());
+        if let Some(i) = (0..c.len()).find(|&i| c[i].bits() != want[i].bits()) {
+            return Err(GpuError::Invalid(format!(
+                "{}: C differs from the first way's at element {i}",
+                plan.what::<I, O>()
+            )));
+        }
     }
     let mut one = || {
-        set(all);
+        set(Sharing::All);
         gemm_on(g0, maps.as_ref(), &da, &db, &mut dc)
     };
-    let mut one_chunk = || {
-        set(all);
-        serial.enqueue(devs, &mut ts)
-    };
-    let mut chunked = || {
-        set(fewer);
-        overlapped.enqueue(devs, &mut to)
-    };
-    let ms = g0.time_interleaved(3, reps, &mut [&mut one, &mut one_chunk, &mut chunked])?;
+    let mut fs: Vec<Box<dyn FnMut() -> Result<()> + '_>> = vec![Box::new(&mut one)];
+    for (w, (plan, t)) in ways.iter().zip(&mut runs) {
+        let set = &set;
+        fs.push(Box::new(move || {
+            set(w.sharing);
+            plan.enqueue(devs, t)
+        }));
+    }
+    let mut refs: Vec<&mut dyn FnMut() -> Result<()>> =
+        fs.iter_mut().map(|f| &mut **f as _).collect();
+    let ms = g0.time_interleaved(3, reps, &mut refs);
+    drop(refs);
+    drop(fs);
+    let ms = ms?;
     devs.sync()?;
-    set(all);
+    set(Sharing::All);
     let med = |v: &Vec<f64>| v[v.len() / 2];
     Ok(WeakScaling {
-        what: overlapped.what::<I, O>(),
+        what: Plan::new(split, g, mnk, 1)?.problem::<I, O>(),
         one_ms: med(&ms[0]),
-        serial_ms: med(&ms[1]),
-        overlap_ms: med(&ms[2]),
-        clusters: (fewer, all),
+        runs: ways
+            .iter()
+            .zip(&ms[1..])
+            .map(|(w, v)| (*w, med(v)))
+            .collect(),
+        clusters: all,
         flops: 2.0 * (m * n * k) as f64,
+        no_windows,
     })
 }
 
