@@ -1349,9 +1349,10 @@ fn bench_gemm_split(a: &BenchArgs) -> ExitCode {
          split); one GPU alone against the work split over {n}, collectives included: in one \
          chunk (GEMMs, then the collective) and in {chunks} chunks (each chunk's collective beside \
          the next chunk's GEMMs), the collectives' tensors in ordinary memory (NCCL's kernels: \
-         {}, {ctas}) and in symmetric windows (NCCL on the copy engines where it can, the GEMMs on \
-         every SM); interleaved, median of {} runs after 3 warm-ups (CUDA events on this \
-         process's first GPU); every result checked bit-equal to the first's first; seed {seed}",
+         {}, {ctas}) and in symmetric windows (NCCL 2.28 gathers between them on the copy \
+         engines: the chunks' GEMMs on every SM); interleaved, median of {} \
+         runs after 3 warm-ups (CUDA events on this process's first GPU); before the timing, \
+         each way's C checked bit-equal to the first way's on every GPU; seed {seed}",
         g.name(),
         g.arch(),
         match sharing {

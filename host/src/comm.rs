@@ -1,7 +1,8 @@
 //! Collectives across the GPUs of one host, over NCCL (cudarc's `nccl`, loaded at run time): one
-//! process drives every GPU of a [`Devices`] set (`ncclCommInitAll`), or one process each
-//! ([`Devices::open_rank`], `ncclCommInitRank`); each collective one NCCL group over the ranks
-//! this process drives, on a communication stream of each GPU's own.
+//! process drives every GPU of a [`Devices`] set, or one process each ([`Devices::open_rank`]),
+//! their communicators made by `ncclCommInitRankConfig` (tessel's own [`Rank`]s: cudarc's `Comm`
+//! takes no configuration); each collective one NCCL group over the ranks this process drives,
+//! on a communication stream of each GPU's own.
 //!
 //! A collective waits for the work queued on each GPU so far. [`Devices::all_gather`] and the
 //! others then make each GPU's later work wait for it: the order of one stream. Their `start_`
@@ -32,6 +33,7 @@ use std::sync::Arc;
 /// The NCCL functions tessel calls, probed before the first one is (cudarc panics on a missing
 /// one).
 const SYMBOLS: &[&str] = &[
+    "ncclGetVersion",
     "ncclCommInitRankConfig",
     "ncclGetUniqueId",
     "ncclCommAbort",
@@ -75,11 +77,13 @@ impl Drop for Rank {
     }
 }
 
-/// The communicators' configuration: NCCL's defaults, but the zero-CTA policy (NCCL 2.28+):
-/// a collective NCCL can make with the copy engines, between tensors in symmetric windows
-/// ([`crate::window::CommTensor`]), runs without a block on any SM; every other collective runs as
-/// it would by default. An `NCCL_CTA_POLICY` set outside overrides it.
+/// The communicators' configuration: NCCL's defaults, but the zero-CTA policy where NCCL has it
+/// (2.28+; 2.27 refuses the value): a collective NCCL can make with the copy engines, between
+/// tensors in symmetric windows ([`crate::window::CommTensor`]), runs without a block on any SM;
+/// every other collective runs as it would by default. An `NCCL_CTA_POLICY` set outside
+/// overrides it.
 fn config() -> sys::ncclConfig_t {
+    let zero_cta = matches!(result::get_nccl_version(), Ok(v) if v >= 22800);
     // NCCL_CONFIG_UNDEF_INT and NCCL_CONFIG_UNDEF_PTR: NCCL's own choice
     const UNDEF: std::ffi::c_int = std::ffi::c_int::MIN;
     let none = std::ptr::null();
@@ -98,7 +102,7 @@ fn config() -> sys::ncclConfig_t {
         commName: none,
         collnetEnable: UNDEF,
         // NCCL_CTA_POLICY_ZERO
-        CTAPolicy: 2,
+        CTAPolicy: if zero_cta { 2 } else { UNDEF },
         shrinkShare: UNDEF,
         nvlsCTAs: UNDEF,
         nChannelsPerNetPeer: UNDEF,
@@ -126,7 +130,8 @@ fn init_rank(
     let uid = sys::ncclUniqueId {
         internal: *id.internal(),
     };
-    // SAFETY: `raw` and `cfg` outlive the call (and the group it may be in).
+    // SAFETY: NCCL reads `cfg` and writes `raw` before it returns (a group defers only the
+    // joining, with its own copy of the id).
     unsafe { result::comm_init_rank_config(&mut raw, world as i32, uid, rank as i32, &mut cfg) }?;
     Ok(raw)
 }
@@ -247,6 +252,13 @@ impl Devices {
         let id = catch_unwind(Id::new)
             .map_err(|_| GpuError::NoComm("ncclGetUniqueId could not be called".into()))?
             .map_err(nccl("ncclGetUniqueId"))?;
+        // every context first: a rank missing from the group would leave the others waiting
+        for s in &streams {
+            s.context().bind_to_thread().map_err(|e| GpuError::Comm {
+                what: "binding a device's context (ncclCommInitRankConfig)".into(),
+                err: format!("{e:?}"),
+            })?;
+        }
         // every rank of one process in one group: each call returns at once, the group's end
         // when all have joined
         group_start().map_err(nccl("ncclGroupStart"))?;

@@ -235,6 +235,18 @@ impl<T> DeviceTensor<T> {
     pub(crate) fn into_buffer(self) -> CudaSlice<T> {
         self.buf
     }
+    /// `buf` (memory allocated elsewhere, on this GPU: a window's) as the vector `len:1`; `Err`
+    /// for an empty buffer.
+    pub(crate) fn adopt(buf: CudaSlice<T>) -> std::result::Result<Self, CudaSlice<T>> {
+        match Layout::int(buf.len() as i64, 1) {
+            Ok(layout) if !buf.is_empty() => Ok(Self {
+                buf,
+                offset: 0,
+                layout,
+            }),
+            _ => Err(buf),
+        }
+    }
 }
 
 /// The GEMMs whose stages the copy engine fills, launched with tensor maps of A and B
@@ -537,24 +549,18 @@ impl Gpu {
             layout,
         })
     }
-    /// `buf` (memory allocated elsewhere, on this GPU) holding `host` (`buf`'s length), as a
-    /// tensor of `layout`.
-    pub(crate) fn adopt<T: Elem>(
-        &self,
-        mut buf: CudaSlice<T>,
-        host: &[T],
-        layout: Layout,
-    ) -> Result<DeviceTensor<T>> {
-        self.stream
-            .memcpy_htod(host, &mut buf)
-            .ctx(|| "copy to the device".into())?;
-        DeviceTensor {
-            buf,
-            offset: 0,
-            layout: Layout::int(host.len().max(1) as i64, 1)
-                .map_err(|e| GpuError::Invalid(e.to_string()))?,
+    /// Copies `host` into the whole of `t`'s buffer (of `host.len()` elements).
+    pub(crate) fn write_buffer<T: Elem>(&self, t: &mut DeviceTensor<T>, host: &[T]) -> Result<()> {
+        if host.len() != t.buf.len() {
+            return Err(GpuError::Invalid(format!(
+                "{} elements for a buffer of {}",
+                host.len(),
+                t.buf.len()
+            )));
         }
-        .view(0, layout)
+        self.stream
+            .memcpy_htod(host, &mut t.buf)
+            .ctx(|| "copy to the device".into())
     }
     /// A tensor of `layout` with every element `fill`.
     pub fn filled<T: Elem>(&self, layout: Layout, fill: T) -> Result<DeviceTensor<T>> {

@@ -11,7 +11,7 @@ use crate::comm::{Devices, Rank};
 use crate::elem::Elem;
 use crate::gpu::{DeviceTensor, GpuError, Result};
 use crate::library::{first_missing, probe, Library};
-use cudarc::driver::CudaStream;
+use cudarc::driver::{CudaStream, DevicePtr};
 use cudarc::nccl::{group_end, group_start, result::NcclError, sys};
 use layout_core::Layout;
 use std::borrow::{Borrow, BorrowMut};
@@ -35,7 +35,9 @@ const COPY_ENGINE_NCCL: i32 = 22800;
 
 /// A tensor on one GPU of a [`Devices`] set that collectives read or write: in a symmetric
 /// window ([`CommTensor::is_window`]) or in ordinary device memory. It is a [`DeviceTensor`]
-/// (`Deref`) for kernels, copies and collectives alike.
+/// (`Deref`) for kernels, copies and collectives alike. Its buffer is its own: one swapped in
+/// through `DerefMut` is dropped as its owner would, and the window's memory is then never
+/// freed (leaked, not freed twice or while another tensor holds it).
 pub struct CommTensor<T> {
     tensor: ManuallyDrop<DeviceTensor<T>>,
     window: Option<Window>,
@@ -55,6 +57,36 @@ impl<T> CommTensor<T> {
     /// Is the tensor in a symmetric window?
     pub fn is_window(&self) -> bool {
         self.window.is_some()
+    }
+
+    /// A window's memory from `ncclMemAlloc` as a tensor of `len` elements, freed (and
+    /// deregistered, once registered) when dropped; `None` for `len == 0`, the memory freed.
+    ///
+    /// # Safety
+    /// `ptr` holds `len` elements of `T` on `streams[0]`'s device, from `ncclMemAlloc`.
+    unsafe fn window(
+        ptr: *mut c_void,
+        len: usize,
+        (rank, streams): (Rc<Rank>, [Arc<CudaStream>; 2]),
+    ) -> Option<Self> {
+        let buf = streams[0].upgrade_device_ptr::<T>(ptr as u64, len);
+        let window = Window {
+            win: std::ptr::null_mut(),
+            ptr,
+            rank,
+            streams,
+        };
+        match DeviceTensor::adopt(buf) {
+            Ok(t) => Some(Self {
+                tensor: ManuallyDrop::new(t),
+                window: Some(window),
+            }),
+            Err(buf) => {
+                let _ = buf.leak();
+                sys::ncclMemFree(window.ptr);
+                None
+            }
+        }
     }
 }
 
@@ -92,18 +124,27 @@ impl<T> Drop for CommTensor<T> {
         let Some(w) = self.window.take() else {
             return drop(tensor);
         };
-        if w.streams.iter().any(|s| s.synchronize().is_err()) {
+        let idle = w.streams.iter().all(|s| s.synchronize().is_ok());
+        let _ = w.streams[0].context().bind_to_thread();
+        let (base, _) = tensor.buffer().device_ptr(&w.streams[0]);
+        let own = base == w.ptr as u64;
+        if own {
+            // the slice borrowed NCCL's memory: not cudarc's to free
             let _ = tensor.into_buffer().leak();
+        } else {
+            // another buffer was swapped in: its owner's to free; ours lives on elsewhere
+            drop(tensor);
+        }
+        if !idle {
             return;
         }
-        // the slice borrowed NCCL's memory: not cudarc's to free
-        let _ = tensor.into_buffer().leak();
-        let _ = w.streams[0].context().bind_to_thread();
         // SAFETY: the window was registered with this communicator (or is null, which NCCL
-        // ignores), and no stream uses the memory any more.
+        // ignores); no stream uses the memory any more, and no tensor holds it where `own`.
         unsafe {
             sys::ncclCommWindowDeregister(w.rank.raw, w.win);
-            sys::ncclMemFree(w.ptr);
+            if own {
+                sys::ncclMemFree(w.ptr);
+            }
         }
     }
 }
@@ -195,18 +236,14 @@ impl Devices {
             status("ncclMemAlloc", unsafe {
                 sys::ncclMemAlloc(&mut ptr, bytes)
             })?;
-            // SAFETY: `len` elements of `T` at `ptr` on this device; the slice is leaked, never
-            // freed by cudarc (`Drop`).
-            let buf = unsafe { stream.upgrade_device_ptr::<T>(ptr as u64, len) };
-            ts.push(CommTensor {
-                tensor: ManuallyDrop::new(gpu.adopt(buf, &host, layout)?),
-                window: Some(Window {
-                    win: std::ptr::null_mut(),
-                    ptr,
-                    rank: rank.clone(),
-                    streams: [stream.clone(), comm_stream.clone()],
-                }),
-            });
+            // owned at once: whatever fails below, its `Drop` gives the memory back to NCCL
+            let owners = (rank.clone(), [stream.clone(), comm_stream.clone()]);
+            // SAFETY: `len` elements of `T` at `ptr` on this device, from ncclMemAlloc.
+            let mut t = unsafe { CommTensor::window(ptr, len, owners) }
+                .ok_or_else(|| GpuError::Invalid("an empty window".into()))?;
+            gpu.write_buffer(&mut t, &host)?;
+            t.set_view(0, layout)?;
+            ts.push(t);
         }
         // every rank of this process in one group: registering is collective
         status("ncclGroupStart", ok_or_status(group_start()))?;
@@ -218,6 +255,17 @@ impl Devices {
         }
         let end = status("ncclGroupEnd", ok_or_status(group_end()));
         calls.and(end)?;
+        // NCCL registers nothing (and says nothing) without symmetric support
+        if ts
+            .iter()
+            .any(|t| t.window.as_ref().is_some_and(|w| w.win.is_null()))
+        {
+            return Err(GpuError::NoComm(
+                "NCCL registered no symmetric window (it needs every pair of GPUs peer to peer, \
+                 cuMem allocations and NCCL_WIN_ENABLE unset or 1)"
+                    .into(),
+            ));
+        }
         Ok(ts)
     }
 }
