@@ -136,6 +136,18 @@ fn init_rank(
     Ok(raw)
 }
 
+/// Binds `stream`'s context to this thread (the driver and NCCL act on the current device) for
+/// `what`.
+pub(crate) fn bind(stream: &CudaStream, what: &str) -> Result<()> {
+    stream
+        .context()
+        .bind_to_thread()
+        .map_err(|e| GpuError::Comm {
+            what: format!("binding the device's context ({what})"),
+            err: format!("{e:?}"),
+        })
+}
+
 /// The tensors of a collective's argument, one per rank.
 fn refs<T, B: Borrow<DeviceTensor<T>>>(ts: &[B]) -> Vec<&DeviceTensor<T>> {
     ts.iter().map(Borrow::borrow).collect()
@@ -254,10 +266,7 @@ impl Devices {
             .map_err(nccl("ncclGetUniqueId"))?;
         // every context first: a rank missing from the group would leave the others waiting
         for s in &streams {
-            s.context().bind_to_thread().map_err(|e| GpuError::Comm {
-                what: "binding a device's context (ncclCommInitRankConfig)".into(),
-                err: format!("{e:?}"),
-            })?;
+            bind(s, "ncclCommInitRankConfig")?;
         }
         // every rank of one process in one group: each call returns at once, the group's end
         // when all have joined
@@ -760,13 +769,7 @@ fn copy_rows<T: CommElem>(
         Height: rows as usize,
     };
     // the driver call acts on the thread's current context: the stream's device
-    stream
-        .context()
-        .bind_to_thread()
-        .map_err(|e| GpuError::Comm {
-            what: "binding the device's context (rebuilding the global tensor)".into(),
-            err: format!("{e:?}"),
-        })?;
+    bind(stream, "rebuilding the global tensor")?;
     // SAFETY: both ranges were checked inside their buffers above.
     let r = unsafe { cu::cuMemcpy2DAsync_v2(&copy, stream.cu_stream()) };
     if r != cu::CUresult::CUDA_SUCCESS {

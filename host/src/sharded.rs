@@ -44,8 +44,26 @@ pub(crate) fn shard_view((off, l): View, mesh: &Layout, r: usize) -> Result<View
     Ok((off + o2, l2))
 }
 
+/// The buffer ranges of a rank-2 view's rows, in order, and their element stride: one
+/// contiguous run per row where its mode 1 is flat with unit stride (each row then copied as one
+/// slice), else `None` (element by element, through the layout).
+fn rows_of((off, l): &View) -> Option<impl Iterator<Item = std::ops::Range<usize>> + '_> {
+    let [r, c] = [l.shapes()[0], l.shapes()[1]];
+    let flat = l.depth() <= 1 && l.strides().get(1) == Some(&1);
+    flat.then(|| {
+        (0..r).map(move |i| {
+            let at = (off + l.dot(&[i, 0])) as usize;
+            at..at + c as usize
+        })
+    })
+}
+
 /// The elements of a rank-2 view of `x`, row by row.
-pub(crate) fn take<T: Copy>(x: &[T], (off, l): &View) -> Vec<T> {
+pub(crate) fn take<T: Copy>(x: &[T], v: &View) -> Vec<T> {
+    if let Some(rows) = rows_of(v) {
+        return rows.flat_map(|row| x[row].iter().copied()).collect();
+    }
+    let (off, l) = v;
     let [r, c] = [l.shapes()[0], l.shapes()[1]];
     (0..r)
         .flat_map(|i| (0..c).map(move |j| (i, j)))
@@ -54,7 +72,15 @@ pub(crate) fn take<T: Copy>(x: &[T], (off, l): &View) -> Vec<T> {
 }
 
 /// `x`'s elements of a rank-2 view set from `v`, row by row.
-pub(crate) fn put<T: Copy>(x: &mut [T], (off, l): &View, v: &[T]) {
+pub(crate) fn put<T: Copy>(x: &mut [T], view: &View, v: &[T]) {
+    if let Some(rows) = rows_of(view) {
+        let mut from = v.chunks(view.1.shapes()[1].max(1) as usize);
+        for (row, src) in rows.zip(&mut from) {
+            x[row].copy_from_slice(src);
+        }
+        return;
+    }
+    let (off, l) = view;
     let c = l.shapes()[1];
     for (e, &val) in v.iter().enumerate() {
         let (i, j) = (e as i64 / c, e as i64 % c);

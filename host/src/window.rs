@@ -7,7 +7,7 @@
 //! A [`CommTensor`] is such a tensor, or (asked for without a window) one in ordinary device
 //! memory: the same type either way, so that one program measures both.
 
-use crate::comm::{Devices, Rank};
+use crate::comm::{bind, Devices, Rank};
 use crate::elem::Elem;
 use crate::gpu::{DeviceTensor, GpuError, Result};
 use crate::library::{first_missing, probe, Library};
@@ -224,13 +224,7 @@ impl Devices {
         for (i, gpu) in self.gpus().iter().enumerate() {
             let (rank, comm_stream) = self.rank_of(i);
             let stream = gpu.stream();
-            stream
-                .context()
-                .bind_to_thread()
-                .map_err(|e| GpuError::Comm {
-                    what: "binding the device's context (ncclMemAlloc)".into(),
-                    err: format!("{e:?}"),
-                })?;
+            bind(stream, "ncclMemAlloc")?;
             let mut ptr = std::ptr::null_mut();
             // SAFETY: NCCL writes the address of `bytes` bytes on the current device.
             status("ncclMemAlloc", unsafe {
