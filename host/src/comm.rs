@@ -120,11 +120,8 @@ fn init_rank(
     stream: &CudaStream,
     (rank, world): (usize, usize),
     id: &Id,
-) -> std::result::Result<sys::ncclComm_t, NcclError> {
-    stream
-        .context()
-        .bind_to_thread()
-        .map_err(|_| NcclError(sys::ncclResult_t::ncclUnhandledCudaError))?;
+) -> Result<sys::ncclComm_t> {
+    bind(stream, "ncclCommInitRankConfig")?;
     let mut raw = std::ptr::null_mut();
     let mut cfg = config();
     let uid = sys::ncclUniqueId {
@@ -132,7 +129,8 @@ fn init_rank(
     };
     // SAFETY: NCCL reads `cfg` and writes `raw` before it returns (a group defers only the
     // joining, with its own copy of the id).
-    unsafe { result::comm_init_rank_config(&mut raw, world as i32, uid, rank as i32, &mut cfg) }?;
+    unsafe { result::comm_init_rank_config(&mut raw, world as i32, uid, rank as i32, &mut cfg) }
+        .map_err(nccl("ncclCommInitRankConfig"))?;
     Ok(raw)
 }
 
@@ -147,6 +145,18 @@ pub(crate) fn bind(stream: &CudaStream, what: &str) -> Result<()> {
             err: format!("{e:?}"),
         })
 }
+
+/// cudarc's `result::all_reduce` and `result::reduce_scatter`: `(send, recv, count, type, op,
+/// comm, stream)`.
+type SumCall = unsafe fn(
+    *const std::ffi::c_void,
+    *mut std::ffi::c_void,
+    usize,
+    sys::ncclDataType_t,
+    sys::ncclRedOp_t,
+    sys::ncclComm_t,
+    sys::cudaStream_t,
+) -> std::result::Result<result::NcclStatus, NcclError>;
 
 /// The tensors of a collective's argument, one per rank.
 fn refs<T, B: Borrow<DeviceTensor<T>>>(ts: &[B]) -> Vec<&DeviceTensor<T>> {
@@ -276,10 +286,10 @@ impl Devices {
             raws.push(init_rank(s, (r, n), &id)?);
             Ok(())
         });
-        let end = group_end().map(|_| ());
+        let end = group_end().map(|_| ()).map_err(nccl("ncclGroupEnd"));
         // owned at once: aborted on an error below
         let comms: Vec<_> = raws.into_iter().map(|raw| Rc::new(Rank { raw })).collect();
-        calls.and(end).map_err(nccl("ncclCommInitRankConfig"))?;
+        calls.and(end)?;
         Ok(Self {
             gpus,
             comms,
@@ -307,7 +317,7 @@ impl Devices {
         })?;
         probe()?;
         let stream = gpu.new_stream()?;
-        let raw = init_rank(&stream, (rank, world), &id).map_err(nccl("ncclCommInitRankConfig"))?;
+        let raw = init_rank(&stream, (rank, world), &id)?;
         let comm = Rc::new(Rank { raw });
         Ok(Self {
             gpus: vec![gpu],
@@ -566,6 +576,25 @@ impl Devices {
         result::all_gather(send, recv, count, T::as_nccl_type(), comm, s).map(|_| ())
     }
 
+    /// `call` (NCCL's all-reduce or reduce-scatter, of one signature) summing `count` elements of
+    /// `T` into `recv` on rank `r`'s communicator.
+    ///
+    /// # Safety
+    /// As `call` needs: `recv` holds `count` elements, `send` as many as `call` reads, on `r`'s
+    /// GPU.
+    unsafe fn sum_raw<T: CommElem>(
+        &self,
+        call: SumCall,
+        r: usize,
+        (send, recv): (*mut std::ffi::c_void, *mut std::ffi::c_void),
+        count: usize,
+        stream: &CudaStream,
+    ) -> std::result::Result<(), NcclError> {
+        let (comm, s) = (self.comms[r].raw, stream.cu_stream() as _);
+        let sum = sys::ncclRedOp_t::ncclSum;
+        call(send, recv, count, T::as_nccl_type(), sum, comm, s).map(|_| ())
+    }
+
     /// `bufs[r]` = the elementwise sum of every rank's `bufs[q]`, on every rank (in place), all
     /// of one compact layout.
     pub fn all_reduce<T: CommElem, B: BorrowMut<DeviceTensor<T>>>(
@@ -579,18 +608,7 @@ impl Devices {
         self.group("ncclAllReduce", Then::Wait, |r, stream| {
             let b = address(bufs[r], at[r].start, stream);
             // SAFETY: the range was checked inside its buffer.
-            unsafe {
-                result::all_reduce(
-                    b,
-                    b,
-                    at[r].len(),
-                    T::as_nccl_type(),
-                    sys::ncclRedOp_t::ncclSum,
-                    self.comms[r].raw,
-                    stream.cu_stream() as _,
-                )
-            }
-            .map(|_| ())
+            unsafe { self.sum_raw::<T>(result::all_reduce, r, (b, b), at[r].len(), stream) }
         })
     }
 
@@ -640,18 +658,8 @@ impl Devices {
             let send = address(ins[r], from[r].start, stream);
             let recv = address(outs[r], to[r].start, stream);
             // SAFETY: both ranges were checked inside their buffers.
-            unsafe {
-                result::reduce_scatter(
-                    send,
-                    recv,
-                    to[r].len(),
-                    T::as_nccl_type(),
-                    sys::ncclRedOp_t::ncclSum,
-                    self.comms[r].raw,
-                    stream.cu_stream() as _,
-                )
-            }
-            .map(|_| ())
+            let call = result::reduce_scatter;
+            unsafe { self.sum_raw::<T>(call, r, (send, recv), to[r].len(), stream) }
         })
     }
 

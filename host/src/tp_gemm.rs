@@ -675,8 +675,6 @@ pub struct WeakScaling {
     pub one_ms: f64,
     /// Each way of running the whole problem, and its median milliseconds.
     pub runs: Vec<(Way, f64)>,
-    /// `gemm_sm90`'s clusters resident at once.
-    pub clusters: i64,
     /// `2 m n k` of the per-GPU problem.
     pub flops: f64,
     /// Why the runs in windows are missing, if they are.
@@ -845,7 +843,6 @@ pub fn bench_weak_scaling<I: GemmIn, O: GemmOut + CommElem>(
             .zip(&ms[1..])
             .map(|(w, v)| (*w, med(v)))
             .collect(),
-        clusters: all,
         flops: 2.0 * (m * n * k) as f64,
         no_windows,
     })
