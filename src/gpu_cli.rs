@@ -14,7 +14,7 @@ use host::gemm;
 use host::gpu::{Gpu, GpuError};
 use host::jobs::{self, Timing, Verdict};
 use host::tp_gemm::{Plan, Sharing, Split};
-use host::tune::{Cache, DeviceId, Entry, RmsConfig, Tile};
+use host::tune::{Cache, CopyConfig, DeviceId, Entry, RmsConfig, Tile, VEC_ATOMS};
 use tessel::ptx;
 use tessel_gpu::rmsnorm::WARPS;
 use tessel_gpu::transpose::{Padded, Swizzled};
@@ -30,7 +30,8 @@ built for that arch.";
 
 pub const RUN_HELP: &str = "\
 KERNEL and its SIZES (positive integers, `_` separators allowed, at most 2^32 elements):
-  copy [N]               default 1000003; --dtype f32|f16|bf16|all
+  copy [N]               default 1000003; --dtype f32|f16|bf16|all (the tuned configuration,
+                         else the default)
   transpose [ROWS COLS]  default 1031 2053; ROWS at most 4194240 (65535 blocks of 64 rows);
                          --dtype f32|f16|bf16|all, --smem pad|swizzle|pairs|all (default: the
                          tuned tile, else swizzle; pad where the output's rows are not whole
@@ -71,7 +72,8 @@ pub const BENCH_HELP: &str = "\
 Median time of --reps runs (CUDA events) after 5 warm-ups, beside cuMemcpyDtoD of the same bytes in
 the same run: rmsnorm 16384x4096, 16384x12288 and 4096x32768 (bf16, f32; in the tuned
 configuration, else the default, the last column says which); axpby 8192x8192 (bf16, f32; 3 bytes
-moved per element byte); copy 2^26 f32, 2^27 bf16, 2^26+5 f32; transpose 8192x8192 (pad, swizzle
+moved per element byte); copy 2^26 f32, 2^27 bf16, 2^26+5 f32 (the tuned
+configuration, and the default beside it); transpose 8192x8192 (pad, swizzle
 and pairs, each dtype) and 8191x8193 f32 (each tile, the led kernels of pad and swizzle; the one
 run uses marked `chosen`); gemm bf16 4096^3 and 8192^3 (or the SIZES given, triples M N K) in TFLOP/s beside cuBLAS on the same inputs
 and the mma.sync ceiling (a register-only microbenchmark, 8 and 1 blocks of 8 warps per SM).
@@ -334,7 +336,8 @@ impl RmsDtype {
 /// One check of `tessel run`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Job {
-    Copy(Dtype, usize),
+    /// The configuration: `None` for the tuned one, else the default.
+    Copy(Dtype, usize, Option<CopyConfig>),
     /// The shared tile: `None` for the tuned one, else the default (`Tile::default_for`).
     Transpose(Dtype, Option<SmemArg>, usize, usize),
     /// Warps per row: `None` for the tuned or default configuration.
@@ -370,7 +373,13 @@ impl Job {
     #[cfg(test)]
     fn entries(&self) -> Vec<String> {
         match self {
-            Job::Copy(d, _) => vec![format!("copy_{}", d.name())],
+            Job::Copy(d, _, cfg) => vec![match cfg {
+                Some(CopyConfig::Vec { atoms, .. }) if *atoms != tessel_gpu::copy::ATOMS => {
+                    format!("copy_a{atoms}_{}", d.name())
+                }
+                Some(CopyConfig::Bulk { .. }) => format!("bulk_copy_{}", d.name()),
+                _ => format!("copy_{}", d.name()),
+            }],
             Job::Transpose(d, m, r, _) => {
                 let (tile, led) = tile_of(*d, *m, *r);
                 let led = if led { "_led" } else { "" };
@@ -404,7 +413,8 @@ impl Job {
     /// What the check is, for a line that says it could not run.
     fn name(&self) -> String {
         match self {
-            Job::Copy(d, n) => format!("copy {} n={n}", d.name()),
+            Job::Copy(d, n, None) => format!("copy {} n={n}", d.name()),
+            Job::Copy(d, n, Some(c)) => format!("copy {} n={n} {c}", d.name()),
             Job::Transpose(d, m, r, c) => {
                 format!(
                     "transpose_{} {} {r}x{c}",
@@ -527,7 +537,10 @@ fn plan(a: &RunArgs) -> Result<Vec<Job>, Usage> {
         DtypeArg::All => vec![Dtype::F32, Dtype::F16, Dtype::Bf16],
     };
     Ok(match kernel {
-        Kernel::Copy => dtypes.into_iter().map(|d| Job::Copy(d, s[0])).collect(),
+        Kernel::Copy => dtypes
+            .into_iter()
+            .map(|d| Job::Copy(d, s[0], None))
+            .collect(),
         Kernel::Transpose => {
             if s[0] > MAX_TRANSPOSE_ROWS {
                 return invalid(format!(
@@ -671,7 +684,19 @@ fn everything() -> Vec<Job> {
     }
     for d in [Dtype::F32, Dtype::F16, Dtype::Bf16] {
         for n in [1, 7, 4096, 1_000_003, (1 << 26) + 5] {
-            plan.push(Job::Copy(d, n));
+            plan.push(Job::Copy(d, n, None));
+        }
+        // the other tiles' kernels at a ragged size
+        for atoms in VEC_ATOMS
+            .into_iter()
+            .filter(|&a| a != tessel_gpu::copy::ATOMS)
+        {
+            let cfg = CopyConfig::Vec {
+                atoms,
+                per_sm: 0,
+                resident: tessel_gpu::copy::RESIDENT,
+            };
+            plan.push(Job::Copy(d, 1_000_003, Some(cfg)));
         }
         for m in [SmemArg::Pad, SmemArg::Swizzle, SmemArg::Pairs] {
             for (r, c) in [(1, 1), (63, 65), (1031, 2053), (4096, 4100)] {
@@ -748,6 +773,17 @@ impl Tuned {
                 true,
             ),
             None => (RmsConfig::default_for::<T>(n, smem), false),
+        }
+    }
+
+    /// The copy's configuration for `dtype`, and whether it is the tuned one.
+    fn copy(&self, dtype: &str) -> (CopyConfig, bool) {
+        match self
+            .lookup("copy", dtype, 0)
+            .and_then(|e| e.config.parse::<CopyConfig>().ok())
+        {
+            Some(c) => (c, true),
+            None => (CopyConfig::DEFAULT, false),
         }
     }
 
@@ -877,7 +913,10 @@ fn check(
             jobs::run_rmsnorm::<T>(gpu, r, c, Some(cfg), rng)
         }
         match *job {
-            Job::Copy(_, n) => jobs::run_copy::<T>(gpu, n, rng),
+            Job::Copy(_, n, cfg) => {
+                let cfg = cfg.unwrap_or_else(|| tuned.copy(T::NAME).0);
+                jobs::run_copy::<T>(gpu, n, cfg, rng)
+            }
             Job::Transpose(_, Some(SmemArg::Pad), r, c) => {
                 jobs::run_transpose::<T, Padded<T>>(gpu, r, c, rng)
             }
@@ -1218,9 +1257,33 @@ pub fn bench(a: BenchArgs) -> ExitCode {
         }
     }
     if which(Kernel::Copy) {
-        go(jobs::bench_copy::<f32>(&g, 1 << 26, r, &mut rng));
-        go(jobs::bench_copy::<bf16>(&g, 1 << 27, r, &mut rng));
-        go(jobs::bench_copy::<f32>(&g, (1 << 26) + 5, r, &mut rng));
+        // the chosen configuration, and the default beside a tuned one
+        fn copy<T: Elem>(
+            g: &Gpu,
+            tuned: &Tuned,
+            n: usize,
+            (r, rng): (usize, &mut Rng),
+            go: &mut dyn FnMut(Result<Timing, GpuError>),
+        ) {
+            let (cfg, from) = tuned.copy(T::NAME);
+            let mut cfgs = vec![cfg];
+            if cfg != CopyConfig::DEFAULT {
+                cfgs.push(CopyConfig::DEFAULT);
+            }
+            match jobs::bench_copy::<T>(g, n, &cfgs, r, rng) {
+                Ok(ts) => {
+                    for (k, mut t) in ts.into_iter().enumerate() {
+                        let from = if k == 0 { source(from) } else { "default" };
+                        t.config = Some(format!("{} ({from})", cfgs[k]));
+                        go(Ok(t));
+                    }
+                }
+                Err(e) => go(Err(e)),
+            }
+        }
+        copy::<f32>(&g, &tuned, 1 << 26, (r, &mut rng), &mut go);
+        copy::<bf16>(&g, &tuned, 1 << 27, (r, &mut rng), &mut go);
+        copy::<f32>(&g, &tuned, (1 << 26) + 5, (r, &mut rng), &mut go);
     }
     if which(Kernel::Transpose) {
         fn both<T: Elem>(
@@ -1493,6 +1556,8 @@ fn bench_tile<T: Elem>(
 /// What `tessel tune` can tune.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum TuneKernel {
+    /// the vector copy's grid or the copy engine's chunks, stages and blocks per SM, per type
+    Copy,
     /// warps per row and staging, per type and N (4096, 12288, 32768)
     Rmsnorm,
     /// the shared tile (pad, swizzle, pairs), per type, for output rows of whole sectors and not
@@ -1507,12 +1572,16 @@ per device (name, SMs, memory clock and bus width), kernel, type and size; `tess
 `tessel bench` use the cache's choice where it has one (bench prints `(tuned)` or `(default)`
 beside each configuration). Before it is timed, each candidate is checked on fresh random input
 against its host execution; one that fails is not chosen.
-  rmsnorm    rmsnorm_w{1,2,4,8,16}_{f32,bf16}, each staging in all or half of the shared memory a
-             block may have, at 16384x4096, 16384x12288 and 4096x32768
+  rmsnorm    rmsnorm_w{1,2,4,8,16}_{f32,bf16}, each staging in all the shared memory a block may
+             have or in the share that lets 2, 3 or 4 blocks fit on an SM, at 16384x4096,
+             16384x12288 and 4096x32768
   transpose  transpose_{pad,swizzle,pairs}_{f32,f16,bf16} at 8192x8192, and at 8191x8193 (output
              rows that are not whole sectors: the led kernels of pad and swizzle), one choice
              for each
-The copy has one configuration: nothing to tune.
+  copy       copy_{f32,f16,bf16} (2 atoms of 16 bytes per thread) and copy_a{4,8,16}_*, each
+             over a grid of a block per tile and of 16 blocks per SM, 3, 4, 6 or 8 resident per
+             SM; bulk_copy_* (sm_90, the copy engine) in chunks of 8, 16 and 32 KiB, 1, 2, 4 or 8
+             blocks per SM, as many stages as fit (2..8); per type, at 2^28 bytes
 
 The cache: $TESSEL_TUNE_CACHE, else $XDG_CACHE_HOME/tessel/tune.tsv, else
 $HOME/.cache/tessel/tune.tsv (tab-separated lines: device, kernel, dtype, n, config, ms, of_copy).
@@ -1523,7 +1592,7 @@ cache could not be read or written, 2 bad arguments, 3 no GPU or no PTX for it."
 /// `tessel tune`'s arguments.
 #[derive(Args)]
 pub struct TuneArgs {
-    /// rmsnorm, transpose or all
+    /// copy, rmsnorm, transpose or all
     #[arg(value_enum, value_name = "KERNEL", default_value_t = TuneKernel::All)]
     kernel: TuneKernel,
     /// Timed runs of each candidate (and of the memcpy)
@@ -1668,6 +1737,48 @@ pub fn tune(a: TuneArgs) -> ExitCode {
             }
         }
     }
+    if which(TuneKernel::Copy) {
+        fn copies<T: Elem>(g: &Gpu, cands: &[CopyConfig], r: usize, rng: &mut Rng) -> Vec<Tried> {
+            let mut tried = vec![];
+            // each candidate checked first, at a size with a ragged end
+            let mut ok = vec![];
+            for &cfg in cands {
+                match jobs::run_copy::<T>(Some(g), 1_000_003, cfg, rng) {
+                    Ok(v) if v.ok => ok.push(cfg),
+                    Ok(v) => tried.push((cfg.to_string(), Err(v.line))),
+                    Err(e) => tried.push((cfg.to_string(), Err(e.to_string()))),
+                }
+            }
+            let n = (1 << 28) / std::mem::size_of::<T>();
+            match jobs::bench_copy::<T>(g, n, &ok, r, rng) {
+                Ok(ts) => {
+                    tried.extend(ok.iter().map(|c| c.to_string()).zip(ts.into_iter().map(Ok)))
+                }
+                Err(e) => tried.extend(ok.iter().map(|c| (c.to_string(), Err(e.to_string())))),
+            }
+            tried
+        }
+        let cands = CopyConfig::candidates(g.rmsnorm_smem(), g.has_kernel("bulk_copy_f32"));
+        let total = 3 * cands.len();
+        let mut k = 0;
+        for (dtype, tried) in [
+            (f32::NAME, copies::<f32>(&g, &cands, r, &mut rng)),
+            (f16::NAME, copies::<f16>(&g, &cands, r, &mut rng)),
+            (bf16::NAME, copies::<bf16>(&g, &cands, r, &mut rng)),
+        ] {
+            let what = format!("copy_{dtype} 2^28 bytes");
+            for t in &tried {
+                k += 1;
+                progress(k, total, &what, t);
+                failed |= t.1.is_err();
+            }
+            let default = CopyConfig::DEFAULT.to_string();
+            if let Some(b) = best(&device, ("copy", dtype, 0), &tried, &default) {
+                println!("{}", b.1);
+                found.push(b.0);
+            }
+        }
+    }
     if which(TuneKernel::Transpose) {
         let total = 3 * TUNE_TRANSPOSE.len() * Tile::ALL.len();
         let mut k = 0;
@@ -1763,13 +1874,16 @@ mod tests {
     #[test]
     fn every_kernel_and_option() {
         use Dtype::*;
-        assert_eq!(plan_of(&["copy"]), Ok(vec![Job::Copy(F32, 1_000_003)]));
+        assert_eq!(
+            plan_of(&["copy"]),
+            Ok(vec![Job::Copy(F32, 1_000_003, None)])
+        );
         assert_eq!(
             plan_of(&["copy", "1_000", "--dtype", "all"]),
             Ok(vec![
-                Job::Copy(F32, 1000),
-                Job::Copy(F16, 1000),
-                Job::Copy(Bf16, 1000)
+                Job::Copy(F32, 1000, None),
+                Job::Copy(F16, 1000, None),
+                Job::Copy(Bf16, 1000, None)
             ])
         );
         assert_eq!(
@@ -1806,7 +1920,7 @@ mod tests {
                 .map(|&w| Job::Rmsnorm(RmsDtype::F32, 14, 4096, Some(w)))
                 .collect())
         );
-        assert_eq!(plan_of(&["all", "--seed", "3"]).map(|p| p.len()), Ok(131));
+        assert_eq!(plan_of(&["all", "--seed", "3"]).map(|p| p.len()), Ok(140));
         assert_eq!(
             plan_of(&["rmsnorm", "6", "64", "--gpus", "2", "--dtype", "bf16"]),
             Ok(vec![Job::Sharded(RmsDtype::Bf16, 6, 64, None, 2)])

@@ -329,8 +329,8 @@ fn bad_sizes_are_refused() {
     refused(&["bench", "--reps", "0"], "0 is not in 1..=1000000");
     refused(&["tune", "--reps", "0"], "0 is not in 1..=1000000");
     refused(
-        &["tune", "copy"],
-        "[possible values: rmsnorm, transpose, all]",
+        &["tune", "axpby"],
+        "[possible values: copy, rmsnorm, transpose, all]",
     );
     refused(
         &["tune", "rmsnorm", "--warps", "2"],

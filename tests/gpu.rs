@@ -6,6 +6,7 @@ use half::{bf16, f16};
 use host::elem::{Elem, Rng};
 use host::gpu::{Gpu, GpuError};
 use host::jobs;
+use host::tune::CopyConfig;
 use tessel_gpu::transpose::{Padded, Swizzled};
 
 /// The GPU, or `None` (with a message) where there is none.
@@ -31,11 +32,15 @@ fn seeded(test: &str) -> Rng {
 fn copy_matches_the_host_execution() {
     let Some(g) = gpu() else { return };
     let mut rng = seeded("copy_matches_the_host_execution");
-    for n in [1, 5, 4096, 4097, 1_000_003] {
-        let v = jobs::run_copy::<f32>(Some(&g), n, &mut rng).unwrap();
-        assert!(v.ok, "{}", v.line);
-        let v = jobs::run_copy::<bf16>(Some(&g), n, &mut rng).unwrap();
-        assert!(v.ok, "{}", v.line);
+    // every configuration the tuner may choose on this device
+    let cands = CopyConfig::candidates(g.rmsnorm_smem(), g.has_kernel("bulk_copy_f32"));
+    for cfg in cands {
+        for n in [1, 5, 4096, 4097, 1_000_003] {
+            let v = jobs::run_copy::<f32>(Some(&g), n, cfg, &mut rng).unwrap();
+            assert!(v.ok, "{}", v.line);
+            let v = jobs::run_copy::<bf16>(Some(&g), n, cfg, &mut rng).unwrap();
+            assert!(v.ok, "{}", v.line);
+        }
     }
 }
 

@@ -706,6 +706,34 @@ pub unsafe fn tma_store_2d(map: *const u8, src: u32, c0: i32, c1: i32) {
          options(nostack, preserves_flags));
 }
 
+/// `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes`: the copy engine copies
+/// the `bytes` contiguous bytes at global `src` to shared address `dst` and counts them on the
+/// barrier `bar` (CuTe's `SM90_BULK_COPY_G2S`).
+///
+/// # Safety
+/// `src` and `dst` 16-byte aligned, `bytes` a positive multiple of 16, both ranges inside their
+/// memories; `bar` an initialised barrier expecting the bytes; `src` not written by the launch.
+#[inline(always)]
+pub unsafe fn bulk_load(dst: u32, src: *const u8, bytes: u32, bar: u32) {
+    asm!("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [{d}], [{s}], {n}, [{b}];",
+         d = in(reg32) dst, s = in(reg64) src, n = in(reg32) bytes, b = in(reg32) bar,
+         options(nostack, preserves_flags));
+}
+
+/// `cp.async.bulk.global.shared::cta.bulk_group`: the copy engine copies the `bytes` contiguous
+/// bytes at shared address `src` to global `dst` (CuTe's `SM90_BULK_COPY_S2G`). Completes with
+/// [`bulk_commit`] / [`bulk_wait_read`] / [`bulk_wait`].
+///
+/// # Safety
+/// As [`bulk_load`]; the shared bytes written before it by the async proxy (a bulk load this
+/// thread waited for) or followed by a [`fence_proxy_async_shared`].
+#[inline(always)]
+pub unsafe fn bulk_store(dst: *mut u8, src: u32, bytes: u32) {
+    asm!("cp.async.bulk.global.shared::cta.bulk_group [{d}], [{s}], {n};",
+         d = in(reg64) dst, s = in(reg32) src, n = in(reg32) bytes,
+         options(nostack, preserves_flags));
+}
+
 /// `cp.async.bulk.commit_group`: this thread's bulk copies so far form a group.
 #[inline(always)]
 pub fn bulk_commit() {

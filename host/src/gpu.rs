@@ -14,11 +14,11 @@ use cudarc::driver::{
 };
 use layout_core::{FlatLayout, FlatTensor, IntTuple, Layout};
 use tessel_gpu::axpby::{Axpby, AxpbyParams};
-use tessel_gpu::copy::CopyParams;
+use tessel_gpu::copy::{resident_smem, BulkCopyParams, CopyParams, VecCopy, ATOMS, BULK_THREADS};
 use tessel_gpu::ctx::{Entry, Geometry, KernelInfo};
 
 pub use crate::module::Module;
-use crate::tune::RmsConfig;
+use crate::tune::{CopyConfig, RmsConfig, VEC_ATOMS};
 use tessel_gpu::mem::Gmem;
 use tessel_gpu::rmsnorm::RmsParams;
 use tessel_gpu::transpose::TransposeParams;
@@ -767,12 +767,105 @@ impl Gpu {
         Ok(p.flops(blocks))
     }
 
-    /// `dst = src` with the `copy_<T>` kernel: both `n:1`.
+    /// `dst = src`, both `n:1`, in the default configuration ([`CopyConfig::DEFAULT`]).
     pub fn copy<T: Elem>(&self, src: &DeviceTensor<T>, dst: &mut DeviceTensor<T>) -> Result<()> {
-        self.launch::<T::Copy>(CopyParams {
+        self.copy_with(src, dst, CopyConfig::DEFAULT)
+    }
+
+    /// [`Gpu::copy`] in configuration `cfg`: `copy_<T>` over a grid of `per_sm` blocks per
+    /// multiprocessor, or the copy engine's `bulk_copy_<T>` (sm_90; both vectors 16-byte
+    /// aligned). `Err` names the condition a configuration or the tensors break.
+    pub fn copy_with<T: Elem>(
+        &self,
+        src: &DeviceTensor<T>,
+        dst: &mut DeviceTensor<T>,
+        cfg: CopyConfig,
+    ) -> Result<()> {
+        let p = CopyParams {
             src: src.param("src")?,
             dst: dst.param("dst")?,
-        })
+        };
+        let (p, mut g) =
+            crate::module::prepare::<T::Copy>(p, i64::from(self.sms), self.rmsnorm_smem)?;
+        let n = p.src.shape()[0];
+        match cfg {
+            CopyConfig::Vec {
+                atoms,
+                per_sm,
+                resident,
+            } => {
+                if !VEC_ATOMS.contains(&atoms) || per_sm < 0 || !(1..=8).contains(&resident) {
+                    return Err(GpuError::Invalid(format!(
+                        "copy {cfg}: atoms one of {VEC_ATOMS:?}, blocks per SM in the grid >= 0, resident 1..=8"
+                    )));
+                }
+                let cap = if per_sm == 0 {
+                    i64::MAX
+                } else {
+                    per_sm * i64::from(self.sms)
+                };
+                let name = match atoms {
+                    ATOMS => T::Copy::NAME.to_string(),
+                    a => format!("copy_a{a}_{}", T::NAME),
+                };
+                let grid = match atoms {
+                    4 => VecCopy::<T, 4>::grid(n, cap),
+                    8 => VecCopy::<T, 8>::grid(n, cap),
+                    16 => VecCopy::<T, 16>::grid(n, cap),
+                    _ => VecCopy::<T, ATOMS>::grid(n, cap),
+                };
+                g.grid[0] = grid;
+                g.smem_bytes = resident_smem(self.rmsnorm_smem, resident);
+                crate::module::check_geometry(&name, &g, self.rmsnorm_smem)?;
+                self.launch_entry(&name, g, p)
+            }
+            CopyConfig::Bulk {
+                chunk,
+                stages,
+                per_sm,
+            } => {
+                let name = format!("bulk_copy_{}", T::NAME);
+                if !self.has_kernel(&name) {
+                    return Err(GpuError::Invalid(format!(
+                        "copy {cfg}: the bulk copy needs sm_90 or newer, this device runs {}",
+                        self.arch
+                    )));
+                }
+                let bytes = std::mem::size_of::<T>() as i64;
+                let aligned =
+                    |t: &FlatTensor<Gmem<T>, 1>| (t.engine().0 as usize).is_multiple_of(16);
+                if !aligned(&p.src) || !aligned(&p.dst) {
+                    return Err(GpuError::Invalid(format!(
+                        "copy {cfg}: the bulk copy needs src and dst 16-byte aligned"
+                    )));
+                }
+                if chunk <= 0
+                    || chunk % 16 != 0
+                    || chunk % bytes != 0
+                    || chunk >= 1 << 31
+                    || stages < 2
+                    || per_sm < 1
+                {
+                    return Err(GpuError::Invalid(format!(
+                        "copy {cfg}: a chunk of a positive multiple of 16 bytes below 2^31, at least 2 stages and 1 block per SM"
+                    )));
+                }
+                let b = BulkCopyParams {
+                    src: p.src,
+                    dst: p.dst,
+                    chunk: chunk / bytes,
+                    stages,
+                };
+                let tiles = (n / (16 / bytes) * (16 / bytes) + b.chunk - 1) / b.chunk;
+                let g = Geometry {
+                    grid: [tiles.clamp(1, per_sm * i64::from(self.sms)), 1],
+                    threads: BULK_THREADS,
+                    smem_bytes: b.smem_bytes(bytes),
+                };
+                crate::module::check_geometry(&name, &g, self.rmsnorm_smem)?;
+                self.launch_entry(&name, g, b)
+            }
+        }
     }
 
     /// `y = alpha x + beta y` with the `axpby_<T>` kernel: `x` and `y` of one shape, any rank-2

@@ -13,7 +13,7 @@ use tessel_gpu::real::Real;
 use crate::elem::{Elem, RmsElem, Rng, TransposeTile};
 use crate::exec;
 use crate::gpu::{row_major, DeviceTensor, Gpu, GpuError, Result};
-use crate::tune::RmsConfig;
+use crate::tune::{CopyConfig, RmsConfig};
 
 /// The outcome of one check.
 #[derive(Debug, Clone)]
@@ -91,16 +91,20 @@ fn finish<T: Elem>(
     }
 }
 
-/// The copy of `n` random elements; on the device too when `gpu` is given.
-pub fn run_copy<T: Elem>(gpu: Option<&Gpu>, n: usize, rng: &mut Rng) -> Result<Verdict> {
+/// The copy of `n` random elements; on the device too when `gpu` is given, in configuration
+/// `cfg` (the host execution is the vector copy's: every configuration's result is `src`).
+pub fn run_copy<T: Elem>(
+    gpu: Option<&Gpu>,
+    n: usize,
+    cfg: CopyConfig,
+    rng: &mut Rng,
+) -> Result<Verdict> {
     if n == 0 {
         return Err(GpuError::Invalid("copy needs n >= 1".into()));
     }
     let src: Vec<T> = rng.fill(n);
-    let grid = match gpu {
-        Some(g) => VecCopy::<T>::grid(n as i64, i64::from(g.sms()) * 16),
-        None => VecCopy::<T>::grid(n as i64, 132 * 16),
-    };
+    // the default grid: a block per tile
+    let grid = VecCopy::<T>::grid(n as i64, i64::MAX);
     let host = exec::copy(&src, grid, T::poison());
     let device = match gpu {
         None => None,
@@ -108,13 +112,18 @@ pub fn run_copy<T: Elem>(gpu: Option<&Gpu>, n: usize, rng: &mut Rng) -> Result<V
             let l = vector(n)?;
             let s = g.upload(&src, l)?;
             let mut d = g.filled(l, T::poison())?;
-            g.copy(&s, &mut d)?;
+            g.copy_with(&s, &mut d, cfg)?;
             g.sync()?;
             Some(g.download(&d)?)
         }
     };
+    let what = if cfg == CopyConfig::DEFAULT {
+        String::new()
+    } else {
+        format!(" {cfg}")
+    };
     Ok(finish(
-        format!("copy {} n={n}", T::NAME),
+        format!("copy {} n={n}{what}", T::NAME),
         &host,
         &src,
         device,
@@ -229,13 +238,33 @@ fn timed<T: Elem>(
     })
 }
 
-/// Times the copy of `n` elements and a memcpy of the same bytes.
-pub fn bench_copy<T: Elem>(g: &Gpu, n: usize, reps: usize, rng: &mut Rng) -> Result<Timing> {
+/// Times the copy of `n` elements in each configuration of `cfgs`, and a memcpy of the same
+/// bytes once; one timing per configuration, in order.
+pub fn bench_copy<T: Elem>(
+    g: &Gpu,
+    n: usize,
+    cfgs: &[CopyConfig],
+    reps: usize,
+    rng: &mut Rng,
+) -> Result<Vec<Timing>> {
     let l = vector(n)?;
     let s = g.upload(&rng.fill::<T>(n), l)?;
     let mut d = g.filled(l, T::poison())?;
-    let what = format!("copy_{} n={n}", T::NAME);
-    timed(g, what, reps, &s, &mut d, |d| g.copy(&s, d))
+    let (m, _) = g.time(5, reps, || g.memcpy(&s, &mut d))?;
+    let mut out = vec![];
+    for &cfg in cfgs {
+        let (k, host_us) = g.time(5, reps, || g.copy_with(&s, &mut d, cfg))?;
+        out.push(Timing {
+            what: format!("copy_{} n={n}", T::NAME),
+            bytes: 2.0 * (n * std::mem::size_of::<T>()) as f64,
+            ms: median(&k),
+            memcpy_ms: median(&m),
+            spread: (k[0], k[k.len() - 1]),
+            host_us,
+            config: Some(cfg.to_string()),
+        });
+    }
+    Ok(out)
 }
 
 /// Times the transpose of `rows x cols` through shared tile `S` and a memcpy of the same bytes.

@@ -104,7 +104,7 @@ pub(crate) fn prepare<K: Entry>(
 
 /// `Ok` when launch shape `g` of `name` is within the device's limits; `Err` names the one it
 /// breaks.
-fn check_geometry(name: &str, g: &Geometry, smem_limit: i64) -> Result<()> {
+pub(crate) fn check_geometry(name: &str, g: &Geometry, smem_limit: i64) -> Result<()> {
     if !(1..=i64::from(i32::MAX)).contains(&g.grid[0]) || !(1..=65535).contains(&g.grid[1]) {
         return Err(GpuError::Invalid(format!(
             "{name}: a grid of {}x{} blocks is outside the device's limits (2^31-1 x 65535)",

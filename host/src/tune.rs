@@ -43,11 +43,17 @@ impl RmsConfig {
     }
 
     /// What the tuner tries on a device whose blocks may have `smem` bytes: every count of
-    /// [`WARPS`], each staging in all of `smem` and in half of it.
+    /// [`WARPS`], each staging in all of `smem` and in the share of a multiprocessor that lets
+    /// 2, 3 or 4 blocks fit ([`per_block`]).
     pub fn candidates(smem: i64) -> Vec<Self> {
         WARPS
             .into_iter()
-            .flat_map(|warps| [smem, smem / 2].map(|smem| Self { warps, smem }))
+            .flat_map(|warps| {
+                [1, 2, 3, 4].map(|k| Self {
+                    warps,
+                    smem: per_block(smem, k),
+                })
+            })
             .collect()
     }
 }
@@ -78,6 +84,172 @@ impl std::str::FromStr for RmsConfig {
             return Err(bad());
         }
         Ok(Self { warps, smem })
+    }
+}
+
+/// The copy's configuration: which kernel moves the bytes, and how it fills the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyConfig {
+    /// `copy_<T>` (2 atoms) / `copy_a<atoms>_<T>` ([`tessel_gpu::copy::VecCopy`]: each thread `atoms`
+    /// loads of 16 bytes in flight) over a grid of at most `per_sm` blocks per multiprocessor,
+    /// each walking its tiles (0: a block per tile), `resident` blocks at a time on a
+    /// multiprocessor (each asks for shared memory it does not use so that no more fit).
+    Vec {
+        /// Atoms (16 bytes) per thread and tile: 2, 4, 8 or 16.
+        atoms: i64,
+        /// Blocks per multiprocessor in the grid (0: one per tile).
+        per_sm: i64,
+        /// Blocks resident per multiprocessor, 1 to 8.
+        resident: i64,
+    },
+    /// `bulk_copy_<T>` (sm_90, [`tessel_gpu::copy::bulk_copy`]): the copy engine, chunks of
+    /// `chunk` bytes through `stages` shared-memory stages per block, a grid of `per_sm` blocks
+    /// per multiprocessor (all resident where their shared memory fits).
+    Bulk {
+        /// Bytes per bulk load and store: a positive multiple of 16.
+        chunk: i64,
+        /// Chunks in shared memory per block: at least 2.
+        stages: i64,
+        /// Blocks per multiprocessor.
+        per_sm: i64,
+    },
+}
+
+/// The shared memory each of `k` blocks may have for `k` of them to fit on a multiprocessor
+/// whose blocks may have `smem` bytes: a multiprocessor has 1 KiB more than a block may have and
+/// keeps 1 KiB of it per block (sm_80 and sm_90).
+///
+/// Post-condition: `per_block(smem, 1) == smem`; `k (per_block(smem, k) + 1024) <= smem + 1024`.
+pub fn per_block(smem: i64, k: i64) -> i64 {
+    ((smem + 1024) / k - 1024).clamp(0, smem)
+}
+
+/// The chunks (bytes) and blocks per multiprocessor the tuner tries for the bulk copy.
+const BULK_CHUNKS: [i64; 3] = [8192, 16384, 32768];
+const BULK_PER_SM: [i64; 4] = [1, 2, 4, 8];
+/// The atoms per thread, grids (blocks per multiprocessor, 0 for a block per tile) and
+/// residencies the tuner tries for the vector copy.
+pub const VEC_ATOMS: [i64; 4] = [2, 4, 8, 16];
+const VEC_GRIDS: [i64; 2] = [0, 16];
+const VEC_RESIDENT: [i64; 4] = [3, 4, 6, 8];
+/// At most this many stages per block (more only deepens a queue already past Little's law).
+const BULK_MAX_STAGES: i64 = 8;
+
+impl CopyConfig {
+    /// Without a tuned choice: `copy_<T>` as its kernel launches itself: 2 atoms per thread
+    /// ([`tessel_gpu::copy::ATOMS`]), a block per tile, 6 resident
+    /// ([`tessel_gpu::copy::RESIDENT`]).
+    pub const DEFAULT: Self = Self::Vec {
+        atoms: tessel_gpu::copy::ATOMS,
+        per_sm: 0,
+        resident: tessel_gpu::copy::RESIDENT,
+    };
+
+    /// What the tuner tries on a device whose blocks may have `smem` bytes of shared memory
+    /// (`sm90`: whether it has the bulk copy): the default first; the vector copy for each count of
+    /// [`VEC_ATOMS`], grid of [`VEC_GRIDS`] and residency of [`VEC_RESIDENT`]; the bulk copy for each chunk of
+    /// [`BULK_CHUNKS`] and blocks per multiprocessor of [`BULK_PER_SM`], with as many stages as
+    /// fit (at most 8, at least 2).
+    ///
+    /// Post-condition: every bulk candidate's `stages * (chunk + 8)` is at most `smem`.
+    pub fn candidates(smem: i64, sm90: bool) -> Vec<Self> {
+        let mut c = vec![Self::DEFAULT];
+        for atoms in VEC_ATOMS {
+            for per_sm in VEC_GRIDS {
+                for resident in VEC_RESIDENT {
+                    let v = Self::Vec {
+                        atoms,
+                        per_sm,
+                        resident,
+                    };
+                    if v != Self::DEFAULT {
+                        c.push(v);
+                    }
+                }
+            }
+        }
+        if sm90 {
+            for chunk in BULK_CHUNKS {
+                for per_sm in BULK_PER_SM {
+                    let stages = (per_block(smem, per_sm) / (chunk + 8)).min(BULK_MAX_STAGES);
+                    if stages >= 2 {
+                        c.push(Self::Bulk {
+                            chunk,
+                            stages,
+                            per_sm,
+                        });
+                    }
+                }
+            }
+        }
+        c
+    }
+}
+
+/// As the cache writes it: `vec/a<atoms>/g<blocks per SM>/r<resident>` or
+/// `bulk/c<bytes>/s<stages>/b<blocks per SM>`.
+impl fmt::Display for CopyConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::Vec {
+                atoms,
+                per_sm,
+                resident,
+            } => write!(f, "vec/a{atoms}/g{per_sm}/r{resident}"),
+            Self::Bulk {
+                chunk,
+                stages,
+                per_sm,
+            } => write!(f, "bulk/c{chunk}/s{stages}/b{per_sm}"),
+        }
+    }
+}
+
+impl std::str::FromStr for CopyConfig {
+    type Err = String;
+    /// `vec/a<A>/g<N>/r<R>` (A one of [`VEC_ATOMS`], N >= 0, R in 1..=8) or `bulk/c<bytes>/s<stages>/b<N>` (bytes a positive
+    /// multiple of 16, stages >= 2, N >= 1).
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || {
+            format!(
+                "a copy configuration is vec/a<atoms: 2, 4, 8, 16>/g<blocks per SM>/r<resident, 1..8> or bulk/c<bytes, a multiple of 16>/s<stages >= 2>/b<blocks per SM >= 1>, not {s:?}"
+            )
+        };
+        let num = |f: Option<&str>, tag: char| {
+            f.and_then(|f| f.strip_prefix(tag))
+                .and_then(|v| v.parse::<i64>().ok())
+                .ok_or_else(bad)
+        };
+        let mut f = s.split('/');
+        let c = match f.next() {
+            Some("vec") => Self::Vec {
+                atoms: num(f.next(), 'a')?,
+                per_sm: num(f.next(), 'g')?,
+                resident: num(f.next(), 'r')?,
+            },
+            Some("bulk") => Self::Bulk {
+                chunk: num(f.next(), 'c')?,
+                stages: num(f.next(), 's')?,
+                per_sm: num(f.next(), 'b')?,
+            },
+            _ => return Err(bad()),
+        };
+        let ok = match c {
+            Self::Vec {
+                atoms,
+                per_sm,
+                resident,
+            } => VEC_ATOMS.contains(&atoms) && per_sm >= 0 && (1..=8).contains(&resident),
+            Self::Bulk {
+                chunk,
+                stages,
+                per_sm,
+            } => chunk > 0 && chunk % 16 == 0 && chunk < 1 << 31 && stages >= 2 && per_sm >= 1,
+        };
+        if !ok || f.next().is_some() {
+            return Err(bad());
+        }
+        Ok(c)
     }
 }
 
@@ -312,10 +484,11 @@ fn parse_entry(line: &str) -> Result<Entry, String> {
         .ok_or_else(|| format!("n {n:?} is not a non-negative integer"))?;
     match kernel {
         "rmsnorm" => config.parse::<RmsConfig>().map(|_| ())?,
+        "copy" => config.parse::<CopyConfig>().map(|_| ())?,
         "transpose" | "transpose_led" => Tile::parse(config).map(|_| ())?,
         k => {
             return Err(format!(
-                "no kernel {k:?} is tuned (rmsnorm, transpose, transpose_led)"
+                "no kernel {k:?} is tuned (copy, rmsnorm, transpose, transpose_led)"
             ))
         }
     }
@@ -365,12 +538,46 @@ mod tests {
         for c in RmsConfig::candidates(232_448) {
             assert_eq!(c.to_string().parse::<RmsConfig>(), Ok(c));
         }
+        // 1, 2, 3 and 4 blocks of 227 KiB-limited blocks on a 228 KiB multiprocessor
+        for k in 1..=4 {
+            let b = per_block(232_448, k);
+            assert!(
+                k * (b + 1024) <= 233_472 && k * (b + 1025) > 233_472,
+                "{k}: {b}"
+            );
+        }
+        assert_eq!(per_block(232_448, 1), 232_448);
+        assert_eq!(per_block(0, 3), 0);
         for bad in ["w3/s10", "w4", "4/s10", "w4/s-1", "w4/sx"] {
             let e = bad.parse::<RmsConfig>().unwrap_err();
             assert!(e.contains("w<W>/s<bytes>"), "{bad}: {e}");
         }
         for t in Tile::ALL {
             assert_eq!(Tile::parse(t.name()), Ok(t));
+        }
+        let copies = CopyConfig::candidates(232_448, true);
+        assert!(copies.len() > 2 && copies[0] == CopyConfig::DEFAULT);
+        for c in copies {
+            assert_eq!(c.to_string().parse::<CopyConfig>(), Ok(c));
+            if let CopyConfig::Bulk { chunk, stages, .. } = c {
+                assert!(stages >= 2 && stages * (chunk + 8) <= 232_448, "{c}");
+            }
+        }
+        assert_eq!(CopyConfig::candidates(232_448, false).len(), 32);
+        for bad in [
+            "vec",
+            "vec/a8/g16",
+            "vec/a8/g-1/r4",
+            "vec/a8/g0/r9",
+            "vec/a5/g0/r3",
+            "bulk/c100/s2/b1",
+            "bulk/c4096/s1/b1",
+            "bulk/c4096/s2/b0",
+            "bulk/c4096/s2/b1/x",
+            "tma/c1",
+        ] {
+            let e = bad.parse::<CopyConfig>().unwrap_err();
+            assert!(e.contains("vec/a<"), "{bad}: {e}");
         }
         assert!(Tile::parse("diagonal")
             .unwrap_err()
@@ -438,7 +645,8 @@ mod tests {
         let good = format!("{}\trmsnorm\tbf16\t4096\tw1/s100\t0.5\t0.9", dev().key());
         for (bad, why) in [
             ("a\tb", "2 fields, want 7"),
-            ("d\tcopy\tf32\t0\tx\t1\t1", "no kernel \"copy\" is tuned"),
+            ("d\taxpby\tf32\t0\tx\t1\t1", "no kernel \"axpby\" is tuned"),
+            ("d\tcopy\tf32\t0\tbulk/c100/s2/b1\t1\t1", "bulk/c<bytes"),
             ("d\trmsnorm\tf32\t0\tw5/s1\t1\t1", "w<W>/s<bytes>"),
             ("d\ttranspose\tf64\t0\tpad\t1\t1", "dtype \"f64\""),
             ("d\ttranspose\tf32\t-1\tpad\t1\t1", "n \"-1\""),
