@@ -1410,14 +1410,20 @@ fn bench_gemm_split(a: &BenchArgs) -> ExitCode {
     println!(
         "devices: {n} x {} ({}); each GPU's work {m}x{nn}x{k} (bf16 in; bf16 out, f32 for the K \
          split); one GPU alone against the work split over {n}, collectives included: in one \
-         chunk (GEMMs, then the collective) and in {chunks} chunks (each chunk's collective beside \
-         the next chunk's GEMMs), the collectives' tensors in ordinary memory (NCCL's kernels: \
+         chunk (GEMMs, then the collective){}, the collectives' tensors in ordinary memory (NCCL's kernels: \
          {}, {ctas}) and in symmetric windows (NCCL 2.28 gathers between them on the copy \
          engines: the chunks' GEMMs on every SM); interleaved, median of {} \
          runs after 3 warm-ups (CUDA events on this process's first GPU); before the timing, \
          each way's C checked bit-equal to the first way's on every GPU; seed {seed}",
         g.name(),
         g.arch(),
+        if chunks > 1 {
+            format!(
+                " and in {chunks} chunks (each chunk's collective beside the next chunk's GEMMs)"
+            )
+        } else {
+            String::new()
+        },
         match sharing {
             Sharing::PerTile => "the chunks' GEMMs a cluster per pair of tiles".to_string(),
             Sharing::Reserve(s) => format!("{s} SMs left to NCCL"),

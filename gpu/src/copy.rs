@@ -228,8 +228,7 @@ impl<E> BulkCopyParams<E> {
 pub unsafe fn bulk_copy<T: Copy>(p: BulkCopyParams<crate::mem::Gmem<T>>) {
     use crate::device::{
         block_x, bulk_commit, bulk_load, bulk_store, bulk_wait, bulk_wait_read, dynamic_smem,
-        grid_x, mbarrier_arrive_expect_tx, mbarrier_init, mbarrier_wait, smem_addr, thread_x,
-        trap,
+        grid_x, mbarrier_arrive_expect_tx, mbarrier_init, mbarrier_wait, smem_addr, thread_x, trap,
     };
     let bytes = core::mem::size_of::<T>() as i64;
     let [n] = p.src.shape();
@@ -258,7 +257,11 @@ pub unsafe fn bulk_copy<T: Copy>(p: BulkCopyParams<crate::mem::Gmem<T>>) {
     let bar = |s: i64| s0 + (p.stages * p.chunk * bytes + 8 * s) as u32;
     let (b, grid) = (block_x(), grid_x());
     // this block's tiles: b + k grid for k < mine
-    let mine = if b < tiles { (tiles - b + grid - 1) / grid } else { 0 };
+    let mine = if b < tiles {
+        (tiles - b + grid - 1) / grid
+    } else {
+        0
+    };
     // tile k's bytes: a whole chunk, or what is left of the atoms
     let len = |k: i64| {
         let c = id.local_tile(tiler, [b + k * grid]);

@@ -3,6 +3,8 @@
 //! checked against the definition and for exactly-once coverage), and timings beside a
 //! device-to-device copy of the same bytes.
 
+use std::mem::size_of;
+
 use layout_core::{FlatLayout, Layout};
 use tessel_gpu::axpby::{Axpby, AxpbyParams};
 use tessel_gpu::copy::VecCopy;
@@ -196,6 +198,26 @@ pub struct Timing {
 }
 
 impl Timing {
+    /// The timing of a kernel that reads `read` bytes and writes as many: `k` its runs'
+    /// milliseconds and `m` the memcpy's, both sorted (`Gpu::time`); no configuration.
+    fn of(what: String, read: usize, (k, m): (&[f64], &[f64]), host_us: f64) -> Self {
+        Timing {
+            what,
+            bytes: 2.0 * read as f64,
+            ms: median(k),
+            memcpy_ms: median(m),
+            spread: (k[0], k[k.len() - 1]),
+            host_us,
+            config: None,
+        }
+    }
+    /// This timing, of configuration `cfg`.
+    fn with(self, cfg: impl std::fmt::Display) -> Self {
+        Timing {
+            config: Some(cfg.to_string()),
+            ..self
+        }
+    }
     /// GB/s of the kernel (bytes read + written).
     pub fn gbps(&self) -> f64 {
         self.bytes / self.ms / 1e6
@@ -227,15 +249,12 @@ fn timed<T: Elem>(
 ) -> Result<Timing> {
     let (k, host_us) = g.time(5, reps, || kernel(dst))?;
     let (m, _) = g.time(5, reps, || g.memcpy(src, dst))?;
-    Ok(Timing {
+    Ok(Timing::of(
         what,
-        bytes: 2.0 * (src.len() * std::mem::size_of::<T>()) as f64,
-        ms: median(&k),
-        memcpy_ms: median(&m),
-        spread: (k[0], k[k.len() - 1]),
+        src.len() * size_of::<T>(),
+        (&k, &m),
         host_us,
-        config: None,
-    })
+    ))
 }
 
 /// Times the copy of `n` elements in each configuration of `cfgs`, and a memcpy of the same
@@ -254,15 +273,8 @@ pub fn bench_copy<T: Elem>(
     let mut out = vec![];
     for &cfg in cfgs {
         let (k, host_us) = g.time(5, reps, || g.copy_with(&s, &mut d, cfg))?;
-        out.push(Timing {
-            what: format!("copy_{} n={n}", T::NAME),
-            bytes: 2.0 * (n * std::mem::size_of::<T>()) as f64,
-            ms: median(&k),
-            memcpy_ms: median(&m),
-            spread: (k[0], k[k.len() - 1]),
-            host_us,
-            config: Some(cfg.to_string()),
-        });
+        let what = format!("copy_{} n={n}", T::NAME);
+        out.push(Timing::of(what, s.len() * size_of::<T>(), (&k, &m), host_us).with(cfg));
     }
     Ok(out)
 }
@@ -434,15 +446,8 @@ pub fn bench_rmsnorm<T: RmsElem>(
     let mut out = vec![];
     for &cfg in cfgs {
         let (k, host_us) = g.time(5, reps, || g.rmsnorm_with(&x, &w, &mut y, 1e-6, cfg))?;
-        out.push(Timing {
-            what: format!("rmsnorm_{} {rows}x{cols}", T::NAME),
-            bytes: 2.0 * (x.len() * std::mem::size_of::<T>()) as f64,
-            ms: median(&k),
-            memcpy_ms: median(&m),
-            spread: (k[0], k[k.len() - 1]),
-            host_us,
-            config: Some(cfg.to_string()),
-        });
+        let what = format!("rmsnorm_{} {rows}x{cols}", T::NAME);
+        out.push(Timing::of(what, x.len() * size_of::<T>(), (&k, &m), host_us).with(cfg));
     }
     Ok(out)
 }
