@@ -788,17 +788,23 @@ impl Gpu {
         let (p, mut g) =
             crate::module::prepare::<T::Copy>(p, i64::from(self.sms), self.rmsnorm_smem)?;
         let n = p.src.shape()[0];
+        if !cfg.valid() {
+            let rule = match cfg {
+                CopyConfig::Vec { .. } => format!(
+                    "atoms one of {VEC_ATOMS:?}, blocks per SM in the grid >= 0, resident 1..=8"
+                ),
+                CopyConfig::Bulk { .. } => "a chunk of a positive multiple of 16 bytes below \
+                    2^31, at least 2 stages and 1 block per SM"
+                    .to_string(),
+            };
+            return Err(GpuError::Invalid(format!("copy {cfg}: {rule}")));
+        }
         match cfg {
             CopyConfig::Vec {
                 atoms,
                 per_sm,
                 resident,
             } => {
-                if !VEC_ATOMS.contains(&atoms) || per_sm < 0 || !(1..=8).contains(&resident) {
-                    return Err(GpuError::Invalid(format!(
-                        "copy {cfg}: atoms one of {VEC_ATOMS:?}, blocks per SM in the grid >= 0, resident 1..=8"
-                    )));
-                }
                 let cap = if per_sm == 0 {
                     i64::MAX
                 } else {
@@ -837,17 +843,6 @@ impl Gpu {
                 if !aligned(&p.src) || !aligned(&p.dst) {
                     return Err(GpuError::Invalid(format!(
                         "copy {cfg}: the bulk copy needs src and dst 16-byte aligned"
-                    )));
-                }
-                if chunk <= 0
-                    || chunk % 16 != 0
-                    || chunk % bytes != 0
-                    || chunk >= 1 << 31
-                    || stages < 2
-                    || per_sm < 1
-                {
-                    return Err(GpuError::Invalid(format!(
-                        "copy {cfg}: a chunk of a positive multiple of 16 bytes below 2^31, at least 2 stages and 1 block per SM"
                     )));
                 }
                 let b = BulkCopyParams {

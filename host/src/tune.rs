@@ -136,6 +136,25 @@ const VEC_RESIDENT: [i64; 4] = [3, 4, 6, 8];
 const BULK_MAX_STAGES: i64 = 8;
 
 impl CopyConfig {
+    /// Does the configuration launch: the vector copy with atoms one of [`VEC_ATOMS`], blocks
+    /// per SM in the grid >= 0 and 1..=8 resident; the bulk copy with a chunk of a positive
+    /// multiple of 16 bytes below 2^31 (a multiple of every element's size), at least 2 stages
+    /// and 1 block per SM.
+    pub fn valid(&self) -> bool {
+        match *self {
+            Self::Vec {
+                atoms,
+                per_sm,
+                resident,
+            } => VEC_ATOMS.contains(&atoms) && per_sm >= 0 && (1..=8).contains(&resident),
+            Self::Bulk {
+                chunk,
+                stages,
+                per_sm,
+            } => chunk > 0 && chunk % 16 == 0 && chunk < 1 << 31 && stages >= 2 && per_sm >= 1,
+        }
+    }
+
     /// Without a tuned choice: `copy_<T>` as its kernel launches itself: 2 atoms per thread
     /// ([`tessel_gpu::copy::ATOMS`]), a block per tile, 6 resident
     /// ([`tessel_gpu::copy::RESIDENT`]).
@@ -234,19 +253,7 @@ impl std::str::FromStr for CopyConfig {
             },
             _ => return Err(bad()),
         };
-        let ok = match c {
-            Self::Vec {
-                atoms,
-                per_sm,
-                resident,
-            } => VEC_ATOMS.contains(&atoms) && per_sm >= 0 && (1..=8).contains(&resident),
-            Self::Bulk {
-                chunk,
-                stages,
-                per_sm,
-            } => chunk > 0 && chunk % 16 == 0 && chunk < 1 << 31 && stages >= 2 && per_sm >= 1,
-        };
-        if !ok || f.next().is_some() {
+        if !c.valid() || f.next().is_some() {
             return Err(bad());
         }
         Ok(c)
