@@ -9,7 +9,7 @@ use half::{bf16, f16};
 use host::arch::Arch;
 use host::comm::{CommElem, Devices};
 use host::elem::RmsElem;
-use host::elem::{Elem, Paired, Rng, TransposeTile};
+use host::elem::{Elem, Paired, Quads, Rng, TransposeTile};
 use host::gemm;
 use host::gpu::{Gpu, GpuError};
 use host::jobs::{self, Timing, Verdict};
@@ -33,9 +33,9 @@ KERNEL and its SIZES (positive integers, `_` separators allowed, at most 2^32 el
   copy [N]               default 1000003; --dtype f32|f16|bf16|all (the tuned configuration,
                          else the default)
   transpose [ROWS COLS]  default 1031 2053; ROWS at most 4194240 (65535 blocks of 64 rows);
-                         --dtype f32|f16|bf16|all, --smem pad|swizzle|pairs|all (default: the
-                         tuned tile, else swizzle; pad where the output's rows are not whole
-                         32-byte sectors, e.g. odd ROWS: the led kernels)
+                         --dtype f32|f16|bf16|all, --smem pad|swizzle|pairs|quads|all (default: the
+                         tuned tile, else swizzle (16-bit quads); pad where the output's rows
+                         are not whole 32-byte sectors, e.g. odd ROWS: the led kernels)
   rmsnorm [M N]          default 14 4096; N a multiple of 8; --dtype f32|bf16|all (f32 and bf16);
                          --warps 1|2|4|8|16|all (warps per row; default: the tuned configuration
                          for N, else by N); --gpus N splits the rows over GPUs 0..N (M a multiple
@@ -73,8 +73,8 @@ Median time of --reps runs (CUDA events) after 5 warm-ups, beside cuMemcpyDtoD o
 the same run: rmsnorm 16384x4096, 16384x12288 and 4096x32768 (bf16, f32; in the tuned
 configuration, else the default, the last column says which); axpby 8192x8192 (bf16, f32; 3 bytes
 moved per element byte); copy 2^26 f32, 2^27 bf16, 2^26+5 f32 (the tuned
-configuration, and the default beside it); transpose 8192x8192 (pad, swizzle
-and pairs, each dtype) and 8191x8193 f32 (each tile, the led kernels of pad and swizzle; the one
+configuration, and the default beside it); transpose 8192x8192 (pad, swizzle,
+pairs and quads, each dtype) and 8191x8193 f32 (each tile, the led kernels of pad and swizzle; the one
 run uses marked `chosen`); gemm bf16 4096^3 and 8192^3 (or the SIZES given, triples M N K) in TFLOP/s beside cuBLAS on the same inputs
 and the mma.sync ceiling (a register-only microbenchmark, 8 and 1 blocks of 8 warps per SM).
 
@@ -166,8 +166,24 @@ pub enum SmemArg {
     /// pairs of adjacent elements per access, through `(2,32,32):(64,130,2)` (pairs `(r % 2, r / 2,
     /// c)`), each thread transposing 2x2 blocks in registers
     Pairs,
-    /// all three
+    /// quads of adjacent elements per access, through `Sw<4,2,6> o (64,64):(64,1)`, each thread
+    /// transposing a 4x4 block in registers
+    Quads,
+    /// all four
     All,
+}
+
+impl SmemArg {
+    /// The tile it names (`None` for all).
+    fn tile(self) -> Option<Tile> {
+        match self {
+            SmemArg::Pad => Some(Tile::Pad),
+            SmemArg::Swizzle => Some(Tile::Swizzle),
+            SmemArg::Pairs => Some(Tile::Pairs),
+            SmemArg::Quads => Some(Tile::Quads),
+            SmemArg::All => None,
+        }
+    }
 }
 
 /// `tessel ptx`'s arguments.
@@ -201,8 +217,8 @@ pub struct RunArgs {
     /// Element type [default: f32]
     #[arg(long, value_enum)]
     dtype: Option<DtypeArg>,
-    /// The transpose's shared tile [default: the tuned one, else swizzle, or pad where the
-    /// output's rows are not whole sectors]
+    /// The transpose's shared tile [default: the tuned one, else swizzle (16-bit: quads), or pad
+    /// where the output's rows are not whole sectors]
     #[arg(long, value_enum)]
     smem: Option<SmemArg>,
     /// RMSNorm's warps per row [default: the tuned configuration, else by N]
@@ -302,17 +318,16 @@ fn led<T: Elem>(tile: Tile, rows: usize) -> bool {
         Tile::Pad => <Padded<T> as TransposeTile<T>>::led(r, r),
         Tile::Swizzle => <Swizzled<T> as TransposeTile<T>>::led(r, r),
         Tile::Pairs => <Paired<T> as TransposeTile<T>>::led(r, r),
+        Tile::Quads => <Quads<T> as TransposeTile<T>>::led(r, r),
     }
 }
 
 /// The tile `--smem` names for one check, else the default for the shape (no tuning),
 /// and whether its led kernel runs.
 fn tile_of(d: Dtype, m: Option<SmemArg>, rows: usize) -> (Tile, bool) {
-    let tile = match m {
-        Some(SmemArg::Pad) => Tile::Pad,
-        Some(SmemArg::Pairs) => Tile::Pairs,
-        Some(_) => Tile::Swizzle,
-        None => Tile::default_for(d.led(Tile::Pad, rows)),
+    let tile = match m.and_then(SmemArg::tile) {
+        Some(t) => t,
+        None => Tile::default_for(d.name(), d.led(Tile::Pad, rows)),
     };
     (tile, d.led(tile, rows))
 }
@@ -554,6 +569,7 @@ fn plan(a: &RunArgs) -> Result<Vec<Job>, Usage> {
                     Some(SmemArg::Pad),
                     Some(SmemArg::Swizzle),
                     Some(SmemArg::Pairs),
+                    Some(SmemArg::Quads),
                 ],
                 Some(m) => vec![Some(m)],
             };
@@ -698,7 +714,12 @@ fn everything() -> Vec<Job> {
             };
             plan.push(Job::Copy(d, 1_000_003, Some(cfg)));
         }
-        for m in [SmemArg::Pad, SmemArg::Swizzle, SmemArg::Pairs] {
+        for m in [
+            SmemArg::Pad,
+            SmemArg::Swizzle,
+            SmemArg::Pairs,
+            SmemArg::Quads,
+        ] {
             for (r, c) in [(1, 1), (63, 65), (1031, 2053), (4096, 4100)] {
                 plan.push(Job::Transpose(d, Some(m), r, c));
             }
@@ -795,7 +816,7 @@ impl Tuned {
             .and_then(|e| Tile::parse(&e.config).ok())
         {
             Some(t) => (t, true),
-            None => (Tile::default_for(led), false),
+            None => (Tile::default_for(dtype, led), false),
         }
     }
 }
@@ -917,20 +938,13 @@ fn check(
                 let cfg = cfg.unwrap_or_else(|| tuned.copy(T::NAME).0);
                 jobs::run_copy::<T>(gpu, n, cfg, rng)
             }
-            Job::Transpose(_, Some(SmemArg::Pad), r, c) => {
-                jobs::run_transpose::<T, Padded<T>>(gpu, r, c, rng)
+            Job::Transpose(_, m, r, c) => {
+                let tile = match m.and_then(SmemArg::tile) {
+                    Some(t) => t,
+                    None => tuned.tile(T::NAME, led::<T>(Tile::Pad, r)).0,
+                };
+                run_tile::<T>(gpu, tile, (r, c), rng)
             }
-            Job::Transpose(_, Some(SmemArg::Swizzle), r, c) => {
-                jobs::run_transpose::<T, Swizzled<T>>(gpu, r, c, rng)
-            }
-            Job::Transpose(_, Some(SmemArg::Pairs), r, c) => {
-                jobs::run_transpose::<T, Paired<T>>(gpu, r, c, rng)
-            }
-            Job::Transpose(_, _, r, c) => match tuned.tile(T::NAME, led::<T>(Tile::Pad, r)).0 {
-                Tile::Pad => jobs::run_transpose::<T, Padded<T>>(gpu, r, c, rng),
-                Tile::Swizzle => jobs::run_transpose::<T, Swizzled<T>>(gpu, r, c, rng),
-                Tile::Pairs => jobs::run_transpose::<T, Paired<T>>(gpu, r, c, rng),
-            },
             Job::Rmsnorm(RmsDtype::F32, r, c, w) => rms::<f32>(gpu, tuned, (r, c, w), rng),
             Job::Rmsnorm(RmsDtype::Bf16, r, c, w) => rms::<bf16>(gpu, tuned, (r, c, w), rng),
             Job::Sharded(..) | Job::GemmSplit(..) => {
@@ -1292,11 +1306,9 @@ pub fn bench(a: BenchArgs) -> ExitCode {
             rng: &mut Rng,
             go: &mut dyn FnMut(Result<Timing, GpuError>),
         ) {
-            go(jobs::bench_transpose::<T, Padded<T>>(g, 8192, 8192, r, rng));
-            go(jobs::bench_transpose::<T, Swizzled<T>>(
-                g, 8192, 8192, r, rng,
-            ));
-            go(jobs::bench_transpose::<T, Paired<T>>(g, 8192, 8192, r, rng));
+            for tile in Tile::ALL {
+                go(bench_tile::<T>(g, tile, (8192, 8192), r, rng));
+            }
         }
         both::<f32>(&g, r, &mut rng, &mut go);
         both::<f16>(&g, r, &mut rng, &mut go);
@@ -1556,6 +1568,23 @@ fn bench_tile<T: Elem>(
         Tile::Pad => jobs::bench_transpose::<T, Padded<T>>(g, rows, cols, r, rng),
         Tile::Swizzle => jobs::bench_transpose::<T, Swizzled<T>>(g, rows, cols, r, rng),
         Tile::Pairs => jobs::bench_transpose::<T, Paired<T>>(g, rows, cols, r, rng),
+        Tile::Quads => jobs::bench_transpose::<T, Quads<T>>(g, rows, cols, r, rng),
+    }
+}
+
+/// Checks the transpose of `rows x cols` elements of `T` through `tile` against its host
+/// execution.
+fn run_tile<T: Elem>(
+    gpu: Option<&Gpu>,
+    tile: Tile,
+    (rows, cols): (usize, usize),
+    rng: &mut Rng,
+) -> Result<Verdict, GpuError> {
+    match tile {
+        Tile::Pad => jobs::run_transpose::<T, Padded<T>>(gpu, rows, cols, rng),
+        Tile::Swizzle => jobs::run_transpose::<T, Swizzled<T>>(gpu, rows, cols, rng),
+        Tile::Pairs => jobs::run_transpose::<T, Paired<T>>(gpu, rows, cols, rng),
+        Tile::Quads => jobs::run_transpose::<T, Quads<T>>(gpu, rows, cols, rng),
     }
 }
 
@@ -1566,7 +1595,7 @@ pub enum TuneKernel {
     Copy,
     /// warps per row and staging, per type and N (4096, 12288, 32768)
     Rmsnorm,
-    /// the shared tile (pad, swizzle, pairs), per type, for output rows of whole sectors and not
+    /// the shared tile (pad, swizzle, pairs, quads), per type, for output rows of whole sectors and not
     Transpose,
     /// both
     All,
@@ -1581,7 +1610,7 @@ against its host execution; one that fails is not chosen.
   rmsnorm    rmsnorm_w{1,2,4,8,16}_{f32,bf16}, each staging in all the shared memory a block may
              have or in the share that lets 2, 3 or 4 blocks fit on an SM, at 16384x4096,
              16384x12288 and 4096x32768
-  transpose  transpose_{pad,swizzle,pairs}_{f32,f16,bf16} at 8192x8192, and at 8191x8193 (output
+  transpose  transpose_{pad,swizzle,pairs,quads}_{f32,f16,bf16} at 8192x8192, and at 8191x8193 (output
              rows that are not whole sectors: the led kernels of pad and swizzle), one choice
              for each
   copy       copy_{f32,f16,bf16} (2 atoms of 16 bytes per thread) and copy_a{4,8,16}_*, each
@@ -1800,17 +1829,7 @@ pub fn tune(a: TuneArgs) -> ExitCode {
                     let name = tile.name().to_string();
                     // checked at a shape of the same kind (led or not) as the timed one
                     let check_rows = if led { 63 } else { 64 };
-                    let check = match tile {
-                        Tile::Pad => {
-                            jobs::run_transpose::<T, Padded<T>>(Some(g), check_rows, 65, rng)
-                        }
-                        Tile::Swizzle => {
-                            jobs::run_transpose::<T, Swizzled<T>>(Some(g), check_rows, 65, rng)
-                        }
-                        Tile::Pairs => {
-                            jobs::run_transpose::<T, Paired<T>>(Some(g), check_rows, 65, rng)
-                        }
-                    };
+                    let check = run_tile::<T>(Some(g), tile, (check_rows, 65), rng);
                     let t = match check {
                         Ok(v) if v.ok => bench_tile::<T>(g, tile, (rows, cols), r, rng)
                             .map(|mut t| {
@@ -1837,7 +1856,7 @@ pub fn tune(a: TuneArgs) -> ExitCode {
                     progress(k, total, &what, t);
                     failed |= t.1.is_err();
                 }
-                let default = Tile::default_for(led).name();
+                let default = Tile::default_for(dtype, led).name();
                 let key = (Tile::cache_kernel(led), dtype, 0);
                 if let Some(b) = best(&device, key, &tried, default) {
                     println!("{}", b.1);
@@ -1897,7 +1916,8 @@ mod tests {
             Ok(vec![
                 Job::Transpose(F16, Some(SmemArg::Pad), 3, 5),
                 Job::Transpose(F16, Some(SmemArg::Swizzle), 3, 5),
-                Job::Transpose(F16, Some(SmemArg::Pairs), 3, 5)
+                Job::Transpose(F16, Some(SmemArg::Pairs), 3, 5),
+                Job::Transpose(F16, Some(SmemArg::Quads), 3, 5)
             ])
         );
         assert_eq!(
@@ -1926,7 +1946,7 @@ mod tests {
                 .map(|&w| Job::Rmsnorm(RmsDtype::F32, 14, 4096, Some(w)))
                 .collect())
         );
-        assert_eq!(plan_of(&["all", "--seed", "3"]).map(|p| p.len()), Ok(140));
+        assert_eq!(plan_of(&["all", "--seed", "3"]).map(|p| p.len()), Ok(152));
         assert_eq!(
             plan_of(&["rmsnorm", "6", "64", "--gpus", "2", "--dtype", "bf16"]),
             Ok(vec![Job::Sharded(RmsDtype::Bf16, 6, 64, None, 2)])
@@ -2039,8 +2059,10 @@ mod tests {
 
     #[test]
     fn the_help_names_the_default_tiles() {
-        assert_eq!(Tile::default_for(false), Tile::Swizzle);
-        assert_eq!(Tile::default_for(true), Tile::Pad);
+        assert_eq!(Tile::default_for("f32", false), Tile::Swizzle);
+        assert_eq!(Tile::default_for("bf16", false), Tile::Quads);
+        assert_eq!(Tile::default_for("f16", true), Tile::Pad);
+        assert!(RUN_HELP.contains("16-bit quads"), "{RUN_HELP}");
         assert!(RUN_HELP.contains("pad where"), "{RUN_HELP}");
     }
 

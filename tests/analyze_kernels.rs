@@ -85,3 +85,35 @@ fn the_pair_transpose_tile() {
         }
     }
 }
+
+/// The quad transpose's shared tile (`QUAD_SMEM` under `QUAD_SWIZZLE`), in units of quads: quad
+/// `q` of row `r` at `16 r + (q ^ (r / 4 % 16))`, `Sw<4,0,6> o (64,16):(16,1)`. Its step-0 row
+/// writes and its step-1 reads (lane `b` on rows `4b .. 4b + 4` of one quad column) are
+/// conflict-free for 16-bit quads (64-bit accesses) and 32-bit quads (128-bit accesses).
+#[test]
+fn the_quad_transpose_tile() {
+    use layout_core::Swizzle;
+    use tessel_gpu::transpose::{QUAD_SMEM, QUAD_SWIZZLE, QUAD_TV_IN};
+    // the element tile and its swizzle, in quads: offsets and the swizzle's bits divided by 4
+    assert_eq!(QUAD_SMEM.stride(), [64, 1]);
+    assert_eq!(QUAD_SWIZZLE, Swizzle::new(4, 2, 6).unwrap());
+    let memory = ComposedLayout::new(
+        Swizzle::new(4, 0, 6).unwrap(),
+        Layout::parse("(64,16):(16,1)").unwrap(),
+    )
+    .unwrap();
+    // step 1: thread (b, a), value i reads quad (4b + i, a)
+    let reads = Layout::parse("((16,16),4):((4,64),1)").unwrap();
+    for bits in [64, 128] {
+        for (what, tv) in [("step 0 writes", QUAD_TV_IN), ("step 1 reads", reads)] {
+            let a = Accesses {
+                memory: Memory::Swizzled(memory),
+                tv,
+                bits,
+                width: Some(bits),
+            };
+            let r = analyze(&a, Space::Shared).unwrap();
+            assert_eq!(r.worst(), 1, "{what}, {bits}-bit quads: {}", r.verdict());
+        }
+    }
+}

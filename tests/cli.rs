@@ -306,7 +306,7 @@ fn a_missing_or_unknown_kernel_lists_every_kernel() {
     );
     refused(
         &["run", "transpose", "--smem", "no"],
-        "[possible values: pad, swizzle, pairs, all]",
+        "[possible values: pad, swizzle, pairs, quads, all]",
     );
 }
 

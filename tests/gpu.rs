@@ -3,7 +3,7 @@
 //! random: each test prints its seed, and `TESSEL_SEED=N` replays it.
 
 use half::{bf16, f16};
-use host::elem::{Elem, Rng};
+use host::elem::{Elem, Quads, Rng};
 use host::gpu::{Gpu, GpuError};
 use host::jobs;
 use host::tune::CopyConfig;
@@ -48,10 +48,14 @@ fn copy_matches_the_host_execution() {
 fn transpose_matches_the_host_execution() {
     let Some(g) = gpu() else { return };
     let mut rng = seeded("transpose_matches_the_host_execution");
-    for (r, c) in [(1, 1), (63, 65), (64, 64), (1031, 2053)] {
+    for (r, c) in [(1, 1), (63, 65), (64, 64), (1031, 2053), (256, 320)] {
         let v = jobs::run_transpose::<f32, Padded<f32>>(Some(&g), r, c, &mut rng).unwrap();
         assert!(v.ok, "{}", v.line);
         let v = jobs::run_transpose::<bf16, Swizzled<bf16>>(Some(&g), r, c, &mut rng).unwrap();
+        assert!(v.ok, "{}", v.line);
+        let v = jobs::run_transpose::<f16, Quads<f16>>(Some(&g), r, c, &mut rng).unwrap();
+        assert!(v.ok, "{}", v.line);
+        let v = jobs::run_transpose::<f32, Quads<f32>>(Some(&g), r, c, &mut rng).unwrap();
         assert!(v.ok, "{}", v.line);
     }
 }

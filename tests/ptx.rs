@@ -106,8 +106,8 @@ fn transpose_shared_offsets_are_immediates() {
     }
 }
 
-/// The transposes' whole-tile path issues the thread's 16 global loads before its first shared
-/// store (all in flight at once).
+/// The transposes' whole-tile path issues the thread's 16 global loads (8 pairs, 4 quads) before
+/// its first shared store (all in flight at once).
 #[test]
 fn transpose_loads_before_it_stores() {
     for (arch, ptx) in tessel::ptx::PTX {
@@ -127,6 +127,27 @@ fn transpose_loads_before_it_stores() {
                 );
                 for op in [format!("st.shared.b{pair}"), format!("st.global.b{pair}")] {
                     assert!(body.contains(&op), "{arch} {}: no `{op}`", k.name);
+                }
+                continue;
+            }
+            if k.name.starts_with("transpose_quads") {
+                // 4 quads, each one access of four times the element's width
+                let (load, stores) = if k.name.ends_with("f32") {
+                    (
+                        "ld.global.v4.u32 ",
+                        ["st.shared.v4.b32", "st.global.v4.u32"],
+                    )
+                } else {
+                    ("ld.global.b64 ", ["st.shared.b64", "st.global.b64"])
+                };
+                let loads = body[..first_store].matches(load).count();
+                assert_eq!(
+                    loads, 4,
+                    "{arch} {}: `{load}` before the first shared store",
+                    k.name
+                );
+                for op in stores {
+                    assert!(body.contains(op), "{arch} {}: no `{op}`", k.name);
                 }
                 continue;
             }

@@ -3,8 +3,8 @@
 //! host execution (`host::exec`) with host buffers that check every access and count writes.
 //!
 //! An engine is a position in memory ([`layout_core::Engine`]: tiling and partitioning move it);
-//! [`Mem`] reads and writes the element there, the pair of elements that starts there (one access
-//! of twice the width), or the 128-bit vector that starts there.
+//! [`Mem`] reads and writes the element there, the pair or quad of elements that starts there (one
+//! access of twice or four times the width), or the 128-bit vector that starts there.
 //! [`SwizzleEngine`] wraps an engine in a swizzle (a swizzled shared-memory tile).
 
 use layout_core::{Engine, Swizzle};
@@ -52,6 +52,20 @@ pub trait Mem<T: Copy>: Engine {
     unsafe fn write_pair(&self, v: [T; 2]);
     /// Is this position aligned to twice the element's size (may a pair access start here)?
     fn aligned_pair(&self) -> bool;
+    /// The element here and the next three, in one access of four times the element's width (64
+    /// bits for 16-bit elements, 128 for 32-bit ones).
+    ///
+    /// # Safety
+    /// The four elements must be inside the tensor's memory, and this position aligned to four
+    /// times the element's size ([`Mem::aligned_quad`]).
+    unsafe fn read_quad(&self) -> [T; 4];
+    /// Writes the element here and the next three in one access.
+    ///
+    /// # Safety
+    /// As [`Mem::read_quad`].
+    unsafe fn write_quad(&self, v: [T; 4]);
+    /// Is this position aligned to four times the element's size (may a quad access start here)?
+    fn aligned_quad(&self) -> bool;
     /// Elements between the `bytes`-byte boundary at or below this position and it (`bytes` a
     /// power of two, at most 256): 0 where an access starting here is `bytes`-aligned.
     fn misalignment(&self, bytes: usize) -> i64;
@@ -186,6 +200,20 @@ impl<T: Copy, E: Mem<T>> Mem<T> for SwizzleEngine<E> {
     fn aligned_pair(&self) -> bool {
         self.target().aligned_pair()
     }
+    /// The quad from `Sw(pos)`: the swizzle must keep it together (`M >= 2`).
+    #[inline(always)]
+    unsafe fn read_quad(&self) -> [T; 4] {
+        self.target().read_quad()
+    }
+    /// As [`SwizzleEngine::read_quad`].
+    #[inline(always)]
+    unsafe fn write_quad(&self, v: [T; 4]) {
+        self.target().write_quad(v)
+    }
+    #[inline(always)]
+    fn aligned_quad(&self) -> bool {
+        self.target().aligned_quad()
+    }
     #[inline(always)]
     fn misalignment(&self, bytes: usize) -> i64 {
         self.target().misalignment(bytes)
@@ -204,11 +232,17 @@ pub fn pair_aligned<T>(p: *const T) -> bool {
     (p as usize).is_multiple_of(2 * core::mem::size_of::<T>())
 }
 
+/// Is `p` aligned to four times the size of `T` (a quad access)?
+#[inline(always)]
+pub fn quad_aligned<T>(p: *const T) -> bool {
+    (p as usize).is_multiple_of(4 * core::mem::size_of::<T>())
+}
+
 #[cfg(target_arch = "nvptx64")]
 mod device {
     use super::*;
     use crate::device::{
-        cp_async_16, cp_async_wait_all, load_global, load_v4, store_global, store_v4,
+        cp_async_16, cp_async_wait_all, load_global, load_v4, load_v4_rw, store_global, store_v4,
     };
     use core::mem::{size_of, transmute_copy};
 
@@ -257,6 +291,32 @@ mod device {
         #[inline(always)]
         fn aligned_pair(&self) -> bool {
             pair_aligned(self.0)
+        }
+        /// `ld.global.b64` (16-bit elements) or `.v4.u32` (32-bit ones).
+        #[inline(always)]
+        unsafe fn read_quad(&self) -> [T; 4] {
+            match size_of::<T>() {
+                2 => transmute_copy(&load_global(self.0 as *const u64)),
+                4 => transmute_copy(&load_v4_rw(self.0 as *const u32)),
+                _ => core::array::from_fn(|i| load_global(self.0.add(i))),
+            }
+        }
+        /// `st.global.b64` or `.v4.u32`.
+        #[inline(always)]
+        unsafe fn write_quad(&self, v: [T; 4]) {
+            match size_of::<T>() {
+                2 => store_global(self.0 as *mut u64, transmute_copy::<_, u64>(&v)),
+                4 => store_v4(self.0 as *mut u32, transmute_copy::<_, V4>(&v)),
+                _ => {
+                    for (i, x) in v.into_iter().enumerate() {
+                        store_global(self.0.add(i), x)
+                    }
+                }
+            }
+        }
+        #[inline(always)]
+        fn aligned_quad(&self) -> bool {
+            quad_aligned(self.0)
         }
         #[inline(always)]
         fn misalignment(&self, bytes: usize) -> i64 {
@@ -310,6 +370,32 @@ mod device {
         #[inline(always)]
         fn aligned_pair(&self) -> bool {
             pair_aligned(self.0)
+        }
+        /// `ld.shared.b64` (16-bit elements) or `.v4.u32` (32-bit ones).
+        #[inline(always)]
+        unsafe fn read_quad(&self) -> [T; 4] {
+            match size_of::<T>() {
+                2 => transmute_copy(&(self.0 as *const u64).read()),
+                4 => transmute_copy(&(self.0 as *const V4).read()),
+                _ => core::array::from_fn(|i| *self.0.add(i)),
+            }
+        }
+        /// `st.shared.b64` or `.v4.u32`.
+        #[inline(always)]
+        unsafe fn write_quad(&self, v: [T; 4]) {
+            match size_of::<T>() {
+                2 => *(self.0 as *mut u64) = transmute_copy(&v),
+                4 => *(self.0 as *mut V4) = transmute_copy(&v),
+                _ => {
+                    for (i, x) in v.into_iter().enumerate() {
+                        *self.0.add(i) = x
+                    }
+                }
+            }
+        }
+        #[inline(always)]
+        fn aligned_quad(&self) -> bool {
+            quad_aligned(self.0)
         }
         #[inline(always)]
         fn misalignment(&self, bytes: usize) -> i64 {

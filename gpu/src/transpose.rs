@@ -204,39 +204,6 @@ impl<T: Copy + Default, S: SmemTile<T>, const LED: bool> Transpose<T, S, LED> {
     pub const fn tiles(shape: [i64; 2]) -> [i64; 2] {
         tiles_of(shape, TILER)
     }
-
-    /// Thread `thr`'s values of a tile from `s` to `d`; `c` is the identity tile of the tensor
-    /// that bounds it. A tile it covers moves without predicates, all 16 loads issued before the
-    /// first store; in the others each value moves where `elem_less` (the ragged edges).
-    ///
-    /// # Safety
-    /// The values inside the tensor must be inside both tensors' memory.
-    #[inline(always)]
-    unsafe fn move_values<A: Mem<T>, B: Mem<T>>(
-        thr: &ThrCoords<'_, 2>,
-        s: &FlatTensor<A, 2>,
-        d: &FlatTensor<B, 2>,
-        c: &CoordTensor<2>,
-    ) {
-        let (t_s, t_d) = (thr.partition_S(s), thr.partition_D(d));
-        // each value's engines, once for both paths (a swizzled one costs a few instructions)
-        let mut a_s = [t_s.at(0); VALUES as usize];
-        let mut a_d = [t_d.at(0); VALUES as usize];
-        unroll16!(v => {
-            a_s[v as usize] = t_s.at(v);
-            a_d[v as usize] = t_d.at(v);
-        });
-        if c.covers(TILER) {
-            let mut r = [T::default(); VALUES as usize];
-            unroll16!(v => r[v as usize] = a_s[v as usize].read());
-            unroll16!(v => a_d[v as usize].write(r[v as usize]));
-        } else {
-            let t_c = thr.partition_S(c);
-            unroll16!(v => if t_c.elem_less(v) {
-                a_d[v as usize].write(a_s[v as usize].read());
-            });
-        }
-    }
 }
 
 impl<T: Copy + Default, S: SmemTile<T>, const LED: bool> Transpose<T, S, LED> {
@@ -260,7 +227,7 @@ impl<T: Copy + Default, S: SmemTile<T>, const LED: bool> Transpose<T, S, LED> {
             S::engine(c.smem).advance(Self::LEAD * Self::SMEM.stride()[0]),
             Self::SMEM,
         );
-        Self::move_values(
+        move_values(
             &thr,
             &p.src.local_tile(TILER, tile),
             &below,
@@ -292,8 +259,12 @@ impl<T: Copy + Default, S: SmemTile<T>, const LED: bool> Transpose<T, S, LED> {
     /// Step 1 when the output's rows are not sector-aligned: block `(bx, by)` writes output row
     /// `j = 64 bx + jj`'s window `64 by - s_j .. 64 by - s_j + 64`, `s_j` the sector offset of
     /// `dst(j, 64 by)`, so that every warp's 32 consecutive stores start a sector. The windows of
-    /// a row's blocks tile it (`s_j` does not depend on `by`: 64 elements are whole sectors);
-    /// each value is predicated by its coordinate, both ends.
+    /// a row's blocks tile it (`s_j` does not depend on `by`: 64 elements are whole sectors).
+    /// Rows 16 apart share `s_j` (16 rows of 2 bytes or more are whole sectors), so a thread's
+    /// rows `8k` from its first take one of two shifts, by the parity of `k`. A block whose
+    /// windows all lie inside the output (rows `64 bx ..` inside, `by >= 1` and the window's
+    /// end inside) moves its values without predicates; the others predicate each value by its
+    /// coordinate, both ends.
     ///
     /// # Safety
     /// As [`Kernel::step`], after [`Transpose::led_rows_in`] and the barrier.
@@ -303,16 +274,26 @@ impl<T: Copy + Default, S: SmemTile<T>, const LED: bool> Transpose<T, S, LED> {
         let smem_t = FlatTensor::new(S::engine(c.smem), Self::SMEM_LED_T);
         let g = thr.partition_D(&p.dst.local_tile(TILER, [bx, by]));
         let [out_rows, out_cols] = p.dst.shape();
+        // `dst(j, 64 by + ii)`'s sector offset is `s_j + ii` (mod a sector)
+        let shift = |v: i64| {
+            let [_, ii] = thr.coord(v);
+            (g.at(v).misalignment(STORE_ALIGN as usize) - ii).rem_euclid(Self::ALIGN)
+        };
+        let shifts = [shift(0), shift(2)];
+        let s_of = |v: i64| shifts[(PLAN.value(v)[0] / 8 % 2) as usize];
         let mut r = [T::default(); VALUES as usize];
+        if TILE * (bx + 1) <= out_rows && by >= 1 && TILE * (by + 1) <= out_cols {
+            unroll16!(v => {
+                let [jj, ii] = thr.coord(v);
+                r[v as usize] = smem_t.at([jj, Self::LEAD + ii - s_of(v)]).read();
+            });
+            unroll16!(v => g.at(v).advance(-s_of(v)).write(r[v as usize]));
+            return;
+        }
         let mut ok = [false; VALUES as usize];
-        // each value's shifted engine, once for both loops
-        let mut a_d = [g.at(0); VALUES as usize];
         unroll16!(v => {
             let [jj, ii] = thr.coord(v);
-            let at = g.at(v);
-            // `dst(j, 64 by + ii)`'s sector offset is `s_j + ii` (mod a sector)
-            let s = (at.misalignment(STORE_ALIGN as usize) - ii).rem_euclid(Self::ALIGN);
-            a_d[v as usize] = at.advance(-s);
+            let s = s_of(v);
             let (j, i) = (TILE * bx + jj, TILE * by + ii - s);
             ok[v as usize] = j < out_rows && i >= 0 && i < out_cols;
             if ok[v as usize] {
@@ -320,7 +301,45 @@ impl<T: Copy + Default, S: SmemTile<T>, const LED: bool> Transpose<T, S, LED> {
             }
         });
         unroll16!(v => if ok[v as usize] {
-            a_d[v as usize].write(r[v as usize]);
+            g.at(v).advance(-s_of(v)).write(r[v as usize]);
+        });
+    }
+}
+
+/// The thread's rows of [`PLAN`] are `8k` from its first, values `2k` and `2k + 1`
+/// ([`Transpose::aligned_rows_out`] takes the shifts of values 0 and 2 as those of even and odd
+/// `k`).
+const _: () = assert!(PLAN.value(0)[0] == 0 && PLAN.value(2)[0] == 8 && PLAN.value(15)[0] == 56);
+
+/// [`PLAN`]'s values of thread `thr` of a tile from `s` to `d`; `c` is the identity tile of the tensor
+/// that bounds it. A tile it covers moves without predicates, all 16 loads issued before the
+/// first store; in the others each value moves where `elem_less` (the ragged edges).
+///
+/// # Safety
+/// The values inside the tensor must be inside both tensors' memory.
+#[inline(always)]
+unsafe fn move_values<T: Copy + Default, A: Mem<T>, B: Mem<T>>(
+    thr: &ThrCoords<'_, 2>,
+    s: &FlatTensor<A, 2>,
+    d: &FlatTensor<B, 2>,
+    c: &CoordTensor<2>,
+) {
+    let (t_s, t_d) = (thr.partition_S(s), thr.partition_D(d));
+    // each value's engines, once for both paths (a swizzled one costs a few instructions)
+    let mut a_s = [t_s.at(0); VALUES as usize];
+    let mut a_d = [t_d.at(0); VALUES as usize];
+    unroll16!(v => {
+        a_s[v as usize] = t_s.at(v);
+        a_d[v as usize] = t_d.at(v);
+    });
+    if c.covers(TILER) {
+        let mut r = [T::default(); VALUES as usize];
+        unroll16!(v => r[v as usize] = a_s[v as usize].read());
+        unroll16!(v => a_d[v as usize].write(r[v as usize]));
+    } else {
+        let t_c = thr.partition_S(c);
+        unroll16!(v => if t_c.elem_less(v) {
+            a_d[v as usize].write(a_s[v as usize].read());
         });
     }
 }
@@ -393,13 +412,13 @@ impl<T: Copy + Default, S: SmemTile<T>, const LED: bool> Kernel for Transpose<T,
             let tile = [by, bx];
             let g = p.src.local_tile(TILER, tile);
             let id = make_coord_tensor(p.src.shape()).local_tile(TILER, tile);
-            Self::move_values(&thr, &g, &smem, &id);
+            move_values(&thr, &g, &smem, &id);
         } else {
             let smem_t = FlatTensor::new(S::engine(c.smem), Self::SMEM_T);
             let tile = [bx, by];
             let g = p.dst.local_tile(TILER, tile);
             let id = make_coord_tensor(p.dst.shape()).local_tile(TILER, tile);
-            Self::move_values(&thr, &smem_t, &g, &id);
+            move_values(&thr, &smem_t, &g, &id);
         }
         carry
     }
@@ -505,38 +524,49 @@ impl<T: Copy + Default> TransposePairs<T> {
         if k == 0 {
             let t_s = thr.partition_S(s);
             let dst = |v: i64| smem.at(pair_elem(thr.coord(v)));
-            Self::move16(|v| t_s.at(v), dst, c.covers(TILER), &thr.partition_S(c));
+            move16(|v| t_s.at(v), dst, c.covers(TILER), &thr.partition_S(c));
         } else {
             let t_d = thr.partition_D(d);
             let src = |v: i64| {
                 let [a, b] = thr.coord(v);
                 smem.at(pair_elem([b, a]))
             };
-            Self::move16(src, |v| t_d.at(v), c.covers(TILER), &thr.partition_S(c));
+            move16(src, |v| t_d.at(v), c.covers(TILER), &thr.partition_S(c));
         }
     }
+}
 
-    /// The 16 values `dst(v) = src(v)`: all loads before the first store when `whole`, else
-    /// each where `c.elem_less(v)`.
-    ///
-    /// # Safety
-    /// As [`TransposePairs::elements`].
-    #[inline(always)]
-    unsafe fn move16<A: Mem<T>, B: Mem<T>>(
-        src: impl Fn(i64) -> A,
-        dst: impl Fn(i64) -> B,
-        whole: bool,
-        c: &ThrCoordTensor<'_, 2>,
-    ) {
-        if whole {
-            let mut r = [T::default(); VALUES as usize];
-            unroll16!(v => r[v as usize] = src(v).read());
-            unroll16!(v => dst(v).write(r[v as usize]));
-        } else {
-            unroll16!(v => if c.elem_less(v) {
-                dst(v).write(src(v).read());
-            });
-        }
+/// The 16 values `dst(v) = src(v)`: all loads before the first store when `whole`, else
+/// each where `c.elem_less(v)`.
+///
+/// # Safety
+/// `src(v)` and `dst(v)` must be inside their tensors' memory where they are moved.
+#[inline(always)]
+unsafe fn move16<T: Copy + Default, A: Mem<T>, B: Mem<T>>(
+    src: impl Fn(i64) -> A,
+    dst: impl Fn(i64) -> B,
+    whole: bool,
+    c: &ThrCoordTensor<'_, 2>,
+) {
+    if whole {
+        let mut r = [T::default(); VALUES as usize];
+        unroll16!(v => r[v as usize] = src(v).read());
+        unroll16!(v => dst(v).write(r[v as usize]));
+    } else {
+        unroll16!(v => if c.elem_less(v) {
+            dst(v).write(src(v).read());
+        });
+    }
+}
+
+/// A block per 64x64 input tile, `(ceil(cols / 64), ceil(rows / 64))`, of [`THREADS`] threads
+/// with `elems` elements of shared memory: the pair and quad transposes' launch.
+fn tile_grid<T, E: Engine>(p: &TransposeParams<E>, elems: i64) -> Geometry {
+    let [tr, tc] = tiles_of(p.src.shape(), TILER);
+    Geometry {
+        grid: [tc, tr],
+        threads: THREADS,
+        smem_bytes: elems * core::mem::size_of::<T>() as i64,
     }
 }
 
@@ -553,12 +583,7 @@ impl<T: Copy + Default> Kernel for TransposePairs<T> {
 
     /// As [`Transpose`]'s, with the shared tile of pairs.
     fn geometry<E: Engine>(p: &TransposeParams<E>, _sms: i64, _smem_limit: i64) -> Geometry {
-        let [tr, tc] = tiles_of(p.src.shape(), TILER);
-        Geometry {
-            grid: [tc, tr],
-            threads: THREADS,
-            smem_bytes: Self::ELEMS * core::mem::size_of::<T>() as i64,
-        }
+        tile_grid::<T, E>(p, Self::ELEMS)
     }
 
     /// Step 0: the input tile's pairs into the shared tile; step 1 (after the barrier): each
@@ -607,6 +632,167 @@ impl<T: Copy + Default> Kernel for TransposePairs<T> {
                 let b = smem.at([1, q, pp]).read_pair();
                 t_d.at(2 * kk).write_pair([a[0], b[0]]);
                 t_d.at(2 * kk + 1).write_pair([a[1], b[1]]);
+            });
+        }
+        carry
+    }
+}
+
+/// Quads (4 adjacent elements) per tile row.
+pub const QUADS: i64 = TILE / 4;
+/// The tile in quads: 64 rows of 16 quads.
+pub const QUAD_TILER: [i64; 2] = [TILE, QUADS];
+/// (thread, value) -> quad `r + 64 q` of an input tile (row `r`, elements `4q .. 4q + 4`):
+/// thread `(q, s)` in `(16, 16)`, value `k` in 4: row `s + 16k`, quad `q`. A half-warp reads the
+/// 16 quads of a row: 128 bytes of 16-bit elements, 256 of 32-bit ones.
+pub const QUAD_TV_IN: Layout = const_ok!(Layout::parse("((16,16),4):((64,1),16)"));
+/// (thread, value) -> quad `r + 64 q` of an output tile: thread `(b, a)` in `(16, 16)`, value `k`
+/// in 4: row `4a + k`, quad `b`. The four rows `4a .. 4a + 4` of quad `b` are the columns
+/// `4a .. 4a + 4` of the input tile's rows `4b .. 4b + 4`: a 4x4 block transposed in registers.
+pub const QUAD_TV_OUT: Layout = const_ok!(Layout::parse("((16,16),4):((64,4),1)"));
+/// [`QUAD_TV_IN`]'s partition of a tile of quads.
+pub const QUAD_IN: TvCoords<2> = const_ok!(TvCoords::new(
+    &const_ok!(make_tiled_copy_from_tv(
+        &QUAD_TV_IN,
+        &const_ok!(IntTuple::from_ints(&QUAD_TILER))
+    )),
+    QUAD_TILER
+));
+/// [`QUAD_TV_OUT`]'s partition of a tile of quads.
+pub const QUAD_OUT: TvCoords<2> = const_ok!(TvCoords::new(
+    &const_ok!(make_tiled_copy_from_tv(
+        &QUAD_TV_OUT,
+        &const_ok!(IntTuple::from_ints(&QUAD_TILER))
+    )),
+    QUAD_TILER
+));
+/// The quad tile's swizzle, `Sw<4,2,6>`: quad `q` of row `r` is stored at quad `q ^ (r / 4 % 16)`
+/// of that row. A half-warp's quad reads in step 1 (rows `4b + i` for lanes `b`, one quad
+/// column) then fall in distinct banks, as its row writes in step 0 do; `tessel analyze` and
+/// `tests/analyze_kernels.rs` check both.
+pub const QUAD_SWIZZLE: Swizzle = const_ok!(Swizzle::new(4, 2, 6));
+/// The shared tile element by element, under [`QUAD_SWIZZLE`]: `(64,64):(64,1)`, row-major.
+pub const QUAD_SMEM: FlatLayout<2> = const_ok!(FlatLayout::new(TILER, [TILE, 1]));
+
+const _: () = assert!(
+    QUAD_IN.values() == 4 && QUAD_OUT.values() == 4 && QUAD_IN.threads() == THREADS,
+    "unroll4 covers a thread's quads"
+);
+
+/// The transpose moving quads of adjacent elements (a [`Kernel`]): a 64x64 tile wholly inside
+/// both tensors, with rows starting on quad boundaries, goes through the swizzled shared tile
+/// ([`QUAD_SWIZZLE`] over [`QUAD_SMEM`]) as quads, one access of four times the element's width
+/// (a quarter of [`Transpose`]'s accesses, half of [`TransposePairs`]'); in step 1 each thread
+/// reads four quads from consecutive input rows and writes their transpose, four quads of
+/// consecutive output rows. The other tiles (the ragged edges, row strides that are not
+/// multiples of 4, a base off a quad boundary) go element by element through the padded tile
+/// ([`Padded`]: plain offsets, where a swizzled element costs registers that would cap every
+/// block's residency), [`PLAN`]'s values as [`TransposePairs`] moves them.
+pub struct TransposeQuads<T>(PhantomData<T>);
+
+impl<T: Copy + Default> TransposeQuads<T> {
+    /// The padded tile of the element-by-element path.
+    const PAD: FlatLayout<2> = const_ok!(FlatLayout::from_layout(&Padded::<T>::LAYOUT));
+    /// Elements of shared memory: the quads' 64x64 tile (a swizzle moves quads within their
+    /// row) or the padded tile, the larger.
+    pub const ELEMS: i64 = if Padded::<T>::ELEMS > TILE * TILE {
+        Padded::<T>::ELEMS
+    } else {
+        TILE * TILE
+    };
+
+    /// The shared tile with `layout`, through the swizzle.
+    #[inline(always)]
+    fn smem<M: Mem<T>>(smem: M, layout: FlatLayout<2>) -> FlatTensor<SwizzleEngine<M>, 2> {
+        FlatTensor::new(SwizzleEngine::new(smem, QUAD_SWIZZLE), layout)
+    }
+
+    /// May this block move its tile as quads? The tile is whole and both tiles' rows start on
+    /// quad boundaries.
+    #[inline(always)]
+    fn quads<A: Mem<T>, B: Mem<T>>(
+        s: &FlatTensor<A, 2>,
+        d: &FlatTensor<B, 2>,
+        c: &CoordTensor<2>,
+    ) -> bool {
+        c.covers(TILER)
+            && s.layout().stride()[0] % 4 == 0
+            && d.layout().stride()[0] % 4 == 0
+            && s.engine().aligned_quad()
+            && d.engine().aligned_quad()
+    }
+}
+
+impl<T: Copy + Default> Kernel for TransposeQuads<T> {
+    type T = T;
+    type Shared = T;
+    type Params<E: Engine> = TransposeParams<E>;
+    const COLLECTIVES: &'static [Collective] = &[Collective::SyncThreads];
+
+    /// As [`Transpose`]'s: `dst` of `src`'s shape transposed, unit strides along the rows.
+    fn prepare<E: Engine>(p: TransposeParams<E>) -> Result<TransposeParams<E>, &'static str> {
+        prepare(p)
+    }
+
+    /// As [`Transpose`]'s, with the swizzled tile of 64x64 elements (or the padded one).
+    fn geometry<E: Engine>(p: &TransposeParams<E>, _sms: i64, _smem_limit: i64) -> Geometry {
+        tile_grid::<T, E>(p, Self::ELEMS)
+    }
+
+    /// Step 0: the input tile's quads into the shared tile; step 1 (after the barrier): each
+    /// thread's 4x4 block from the shared tile, transposed, into the output tile. A tile that
+    /// cannot move as quads moves element by element through the padded tile ([`PLAN`]'s
+    /// values; both steps of a block take the same path).
+    #[inline(always)]
+    unsafe fn step<E: Mem<T>, M: Mem<T>>(
+        k: usize,
+        p: &TransposeParams<E>,
+        c: &Ctx<M>,
+        carry: f32,
+    ) -> f32 {
+        let [bx, by] = c.block;
+        let src = p.src.local_tile(TILER, [by, bx]);
+        let dst = p.dst.local_tile(TILER, [bx, by]);
+        let id = make_coord_tensor(p.src.shape()).local_tile(TILER, [by, bx]);
+        if !Self::quads(&src, &dst, &id) {
+            let (thr, smem) = (PLAN.get_slice(c.thread), FlatTensor::new(c.smem, Self::PAD));
+            if k == 0 {
+                let t_s = thr.partition_S(&src);
+                let to = |v: i64| smem.at(thr.coord(v));
+                move16(|v| t_s.at(v), to, id.covers(TILER), &thr.partition_S(&id));
+            } else {
+                let id = make_coord_tensor(p.dst.shape()).local_tile(TILER, [bx, by]);
+                let t_d = thr.partition_D(&dst);
+                let from = |v: i64| {
+                    let [a, b] = thr.coord(v);
+                    smem.at([b, a])
+                };
+                move16(from, |v| t_d.at(v), id.covers(TILER), &thr.partition_S(&id));
+            }
+            return carry;
+        }
+        // a whole 64x64 tile: 64 rows of 16 quads (64 is a multiple of 4)
+        let quads = |t: &FlatTensor<E, 2>| t.vectors_along(1, 4).unwrap_unchecked();
+        let smem = Self::smem(c.smem, QUAD_SMEM)
+            .vectors_along(1, 4)
+            .unwrap_unchecked();
+        if k == 0 {
+            let thr = QUAD_IN.get_slice(c.thread);
+            let (t_s, t_m) = (thr.partition_S(&quads(&src)), thr.partition_D(&smem));
+            let mut r = [[T::default(); 4]; 4];
+            unroll4!(v => r[v as usize] = t_s.at(v).read_quad());
+            unroll4!(v => t_m.at(v).write_quad(r[v as usize]));
+        } else {
+            let thr = QUAD_OUT.get_slice(c.thread);
+            let t_d = thr.partition_D(&quads(&dst));
+            // output rows 4a + k, quad b: input rows 4b + i, quad a
+            let [row, b] = thr.coord(0);
+            let a = row / 4;
+            let mut q = [[T::default(); 4]; 4];
+            unroll4!(i => q[i as usize] = smem.at([4 * b + i, a]).read_quad());
+            unroll4!(k => {
+                let k = k as usize;
+                t_d.at(k as i64).write_quad([q[0][k], q[1][k], q[2][k], q[3][k]]);
             });
         }
         carry

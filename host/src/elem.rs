@@ -9,7 +9,7 @@ use tessel_gpu::ctx::Kernel;
 use tessel_gpu::mem::Gmem;
 use tessel_gpu::rmsnorm::{RmsNorm, RmsParams};
 use tessel_gpu::transpose::{
-    Padded, SmemTile, Swizzled, Transpose, TransposePairs, TransposeParams,
+    Padded, SmemTile, Swizzled, Transpose, TransposePairs, TransposeParams, TransposeQuads,
 };
 
 /// An element type of the kernels.
@@ -31,6 +31,8 @@ pub trait Elem:
     type TransposeSwizzleLed: TransposeKernel<Self>;
     /// The transpose of this type moving pairs of elements.
     type TransposePairs: TransposeKernel<Self>;
+    /// The transpose of this type moving quads of elements.
+    type TransposeQuads: TransposeKernel<Self>;
     /// Rounds `x` to this type.
     fn from_f64(x: f64) -> Self;
     /// Widens to `f64`.
@@ -51,6 +53,7 @@ impl Elem for f32 {
     type TransposePadLed = Transpose<f32, Padded<f32>, true>;
     type TransposeSwizzleLed = Transpose<f32, Swizzled<f32>, true>;
     type TransposePairs = TransposePairs<f32>;
+    type TransposeQuads = TransposeQuads<f32>;
     fn from_f64(x: f64) -> Self {
         x as f32
     }
@@ -75,6 +78,7 @@ impl Elem for f16 {
     type TransposePadLed = Transpose<f16, Padded<f16>, true>;
     type TransposeSwizzleLed = Transpose<f16, Swizzled<f16>, true>;
     type TransposePairs = TransposePairs<f16>;
+    type TransposeQuads = TransposeQuads<f16>;
     fn from_f64(x: f64) -> Self {
         f16::from_f64(x)
     }
@@ -99,6 +103,7 @@ impl Elem for bf16 {
     type TransposePadLed = Transpose<bf16, Padded<bf16>, true>;
     type TransposeSwizzleLed = Transpose<bf16, Swizzled<bf16>, true>;
     type TransposePairs = TransposePairs<bf16>;
+    type TransposeQuads = TransposeQuads<bf16>;
     fn from_f64(x: f64) -> Self {
         bf16::from_f64(x)
     }
@@ -132,13 +137,13 @@ impl<T, K> TransposeKernel<T> for K where
 /// A transpose of `T`: its kernels (what `Gpu::transpose` launches and the host execution runs,
 /// the same kernels) and the name they carry.
 pub trait TransposeTile<T: Elem> {
-    /// `pad`, `swizzle` or `pairs`: the kernels are `transpose_{TILE}_{T::NAME}` and
+    /// `pad`, `swizzle`, `pairs` or `quads`: the kernels are `transpose_{TILE}_{T::NAME}` and
     /// `transpose_{TILE}_led_{T::NAME}`.
     const TILE: &'static str;
-    /// `T::TransposePad`, `T::TransposeSwizzle` or `T::TransposePairs`.
+    /// `T::TransposePad`, `T::TransposeSwizzle`, `T::TransposePairs` or `T::TransposeQuads`.
     type Kernel: TransposeKernel<T>;
     /// The kernel for a `dst` whose rows are not whole sectors (`T::TransposePadLed`,
-    /// `T::TransposeSwizzleLed`; the pairs have none: their `Kernel`).
+    /// `T::TransposeSwizzleLed`; the pairs and quads have none: their `Kernel`).
     type Led: TransposeKernel<T>;
     /// Whether the transpose of `rows` rows into a `dst` of this row stride takes
     /// [`TransposeTile::Led`]: where `dst`'s rows are not whole sectors
@@ -169,6 +174,17 @@ impl<T: Elem> TransposeTile<T> for Paired<T> {
     const TILE: &'static str = "pairs";
     type Kernel = T::TransposePairs;
     type Led = T::TransposePairs;
+    fn led(_: i64, _: i64) -> bool {
+        false
+    }
+}
+/// The transpose moving quads of adjacent elements ([`TransposeQuads`]; its shared tile is
+/// `tessel_gpu::transpose::QUAD_SMEM` under `QUAD_SWIZZLE`).
+pub struct Quads<T>(PhantomData<T>);
+impl<T: Elem> TransposeTile<T> for Quads<T> {
+    const TILE: &'static str = "quads";
+    type Kernel = T::TransposeQuads;
+    type Led = T::TransposeQuads;
     fn led(_: i64, _: i64) -> bool {
         false
     }

@@ -114,13 +114,20 @@ impl<T> HostMem<T> {
         self.pos as usize
     }
     fn check_pair(&self, what: &str) -> usize {
+        self.check_vector(2, what)
+    }
+    fn check_quad(&self, what: &str) -> usize {
+        self.check_vector(4, what)
+    }
+    /// An access of `n` elements at once: aligned to `n` elements.
+    fn check_vector(&self, n: i64, what: &str) -> usize {
         assert_eq!(
-            self.pos % 2,
+            self.pos % n,
             0,
-            "{what}: a pair access at element {} is not aligned to two elements",
+            "{what}: an access of {n} elements at element {} is not aligned to {n} elements",
             self.pos
         );
-        self.check(2, what)
+        self.check(n, what)
     }
     fn check_v4(&self, what: &str) -> usize {
         let size = std::mem::size_of::<T>() as i64;
@@ -186,6 +193,23 @@ impl<T: Copy> Mem<T> for HostMem<T> {
     }
     fn aligned_pair(&self) -> bool {
         self.pos % 2 == 0
+    }
+    /// Checked as four elements, and aligned to four times the element's size from the buffer's
+    /// start.
+    unsafe fn read_quad(&self) -> [T; 4] {
+        let i = self.check_quad("quad read");
+        self.check_written(i, 4);
+        std::array::from_fn(|k| *self.data.add(i + k))
+    }
+    unsafe fn write_quad(&self, v: [T; 4]) {
+        let i = self.check_quad("quad write");
+        for (k, x) in v.into_iter().enumerate() {
+            *self.data.add(i + k) = x;
+            *self.writes.add(i + k) += 1;
+        }
+    }
+    fn aligned_quad(&self) -> bool {
+        self.pos % 4 == 0
     }
     /// From the buffer's start, as a device buffer's start is 256-byte aligned.
     fn misalignment(&self, bytes: usize) -> i64 {

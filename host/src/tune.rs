@@ -269,27 +269,34 @@ pub enum Tile {
     Swizzle,
     /// `transpose_pairs_<T>`
     Pairs,
+    /// `transpose_quads_<T>`
+    Quads,
 }
 
 impl Tile {
     /// Every tile, in the order the tuner tries them.
-    pub const ALL: [Tile; 3] = [Tile::Pad, Tile::Swizzle, Tile::Pairs];
+    pub const ALL: [Tile; 4] = [Tile::Pad, Tile::Swizzle, Tile::Pairs, Tile::Quads];
     /// As the kernels' names and `--smem` have it.
     pub fn name(self) -> &'static str {
         match self {
             Tile::Pad => "pad",
             Tile::Swizzle => "swizzle",
             Tile::Pairs => "pairs",
+            Tile::Quads => "quads",
         }
     }
-    /// The tile without a tuned choice: for output rows of whole sectors `swizzle` (f32 8192²
-    /// 96.2%, pad 95.5%), else (`led`) `pad`, whose led kernel ran the ragged f32 8191x8193 at
-    /// 93.3% where swizzle's ran it at 80.3% (H100, `docs/perf.md`).
-    pub fn default_for(led: bool) -> Self {
-        if led {
-            Tile::Pad
-        } else {
-            Tile::Swizzle
+    /// The tile without a tuned choice for elements `dtype` (`f32`, `f16`, `bf16`): where the
+    /// output's rows are not whole sectors (`led`) `pad`, whose led kernel ran the ragged f32
+    /// 8191x8193 at 93.3% of copy where swizzle's ran it at 80.3% (H100, session 10; since the
+    /// led kernels' shared shifts both run at 88-89% on the H200, 93% on the H100); else for
+    /// 16-bit elements `quads` (8192²: 93.6-93.8% on the H100, 89.2-89.6% on the H200, pairs
+    /// within 0.3 points, swizzle 65-80%), for f32 `swizzle` (96.2% H100, 94.8-95.2% H200;
+    /// `docs/perf.md`).
+    pub fn default_for(dtype: &str, led: bool) -> Self {
+        match (led, dtype) {
+            (true, _) => Tile::Pad,
+            (false, "f16" | "bf16") => Tile::Quads,
+            (false, _) => Tile::Swizzle,
         }
     }
     /// The cache's kernel field of a transpose's tile: `transpose` for output rows of whole
@@ -306,7 +313,7 @@ impl Tile {
         Self::ALL
             .into_iter()
             .find(|t| t.name() == s)
-            .ok_or_else(|| format!("a transpose tile is pad, swizzle or pairs, not {s:?}"))
+            .ok_or_else(|| format!("a transpose tile is pad, swizzle, pairs or quads, not {s:?}"))
     }
 }
 
@@ -588,7 +595,7 @@ mod tests {
         }
         assert!(Tile::parse("diagonal")
             .unwrap_err()
-            .contains("pad, swizzle or pairs"));
+            .contains("pad, swizzle, pairs or quads"));
     }
 
     #[test]

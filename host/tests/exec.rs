@@ -4,7 +4,7 @@
 //! rely on.
 
 use half::{bf16, f16};
-use host::elem::{Elem, Paired, Rng, TransposeTile};
+use host::elem::{Elem, Paired, Quads, Rng, TransposeTile};
 use host::exec::{self, HostMem};
 use layout_core::{coalesce, left_inverse, FlatLayout, Layout};
 use proptest::prelude::*;
@@ -85,6 +85,8 @@ fn transpose_covers_every_element_once() {
             transpose_ok::<bf16, Swizzled<bf16>>(rows, cols, seed)?;
             transpose_ok::<f16, Paired<f16>>(rows, cols, seed)?;
             transpose_ok::<f32, Paired<f32>>(rows, cols, seed)?;
+            transpose_ok::<bf16, Quads<bf16>>(rows, cols, seed)?;
+            transpose_ok::<f32, Quads<f32>>(rows, cols, seed)?;
             t.hit();
             Ok(())
         },
@@ -111,6 +113,12 @@ fn transpose_at_tile_edges() {
         transpose_ok::<f32, Swizzled<f32>>(r, c, 7).unwrap();
         transpose_ok::<bf16, Padded<bf16>>(r, c, 7).unwrap();
         transpose_ok::<bf16, Paired<bf16>>(r, c, 7).unwrap();
+        transpose_ok::<bf16, Quads<bf16>>(r, c, 7).unwrap();
+    }
+    // whole tiles as quads, beside tiles that are not (a ragged edge, rows of 2 mod 4)
+    for (r, c) in [(128, 64), (64, 192), (130, 68), (68, 130)] {
+        transpose_ok::<f16, Quads<f16>>(r, c, 8).unwrap();
+        transpose_ok::<f32, Quads<f32>>(r, c, 8).unwrap();
     }
 }
 
@@ -211,8 +219,9 @@ fn the_led_kernel_runs_where_rows_are_not_whole_sectors() {
     assert!(!swz(16, 5) && swz(8, 5));
     // the grid: ceil((rows + 8) / 64) <= 65535
     assert!(pad(4_194_231, 4_194_231) && !pad(4_194_239, 4_194_239));
-    // the pairs have no led kernel
+    // the pairs and quads have no led kernel
     assert!(!<Paired<f32> as TransposeTile<f32>>::led(8191, 8191));
+    assert!(!<Quads<f32> as TransposeTile<f32>>::led(8191, 8191));
 }
 
 #[test]
@@ -223,6 +232,7 @@ fn transpose_takes_any_row_stride() {
         (65, 63, 70, 65),
         (130, 70, 71, 131),
         (3, 200, 256, 5),
+        (128, 130, 132, 136),
     ] {
         transpose_strided_ok::<f32, Padded<f32>>(r, c, ld_in, ld_out, 11);
         transpose_strided_ok::<f32, Swizzled<f32>>(r, c, ld_in, ld_out, 12);
@@ -231,6 +241,9 @@ fn transpose_takes_any_row_stride() {
         // odd row strides: the pair transpose's whole tiles move element by element
         transpose_strided_ok::<f16, Paired<f16>>(r, c, ld_in, ld_out, 15);
         transpose_strided_ok::<f32, Paired<f32>>(r, c, ld_in, ld_out, 16);
+        // strides of 4k: the quads' whole tiles as quads; others element by element
+        transpose_strided_ok::<bf16, Quads<bf16>>(r, c, ld_in, ld_out, 20);
+        transpose_strided_ok::<f32, Quads<f32>>(r, c, ld_in, ld_out, 21);
         // both kernels of a tile at every stride: the led one where the output rows are whole
         // sectors too, the other where they are not
         transpose_strided_ok::<f32, Forced<Padded<f32>, true>>(r, c, ld_in, ld_out, 17);

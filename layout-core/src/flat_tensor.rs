@@ -99,20 +99,30 @@ impl<E: Engine, const N: usize> FlatTensor<E, N> {
 }
 
 impl<E: Engine, const N: usize> FlatTensor<E, N> {
-    /// The tensor of pairs along mode `k`: `(.., s_k / 2, ..):(.., 2 d_k, ..)`, each position the
-    /// first of two elements adjacent along mode `k` (CuTe's `recast` to a type twice as wide,
-    /// with offsets still counted in elements: read a pair with `Mem::read_pair`). `None` when
-    /// `s_k` is odd.
+    /// The tensor of pairs along mode `k`: [`FlatTensor::vectors_along`]`(k, 2)` (read a pair
+    /// with `Mem::read_pair`).
     ///
     /// Post-condition: `R(.., c, ..) == X(.., 2c, ..)`, and `X(.., 2c + 1, ..)` is one `d_k` further.
     #[inline(always)]
     pub const fn pairs_along(&self, k: usize) -> Option<Self> {
+        self.vectors_along(k, 2)
+    }
+
+    /// The tensor of `n`-element vectors along mode `k`: `(.., s_k / n, ..):(.., n d_k, ..)`, each
+    /// position the first of `n` elements adjacent along mode `k` (CuTe's `recast` to a type `n`
+    /// times as wide, with offsets still counted in elements: read a vector of 4 with
+    /// `Mem::read_quad`). `None` unless `n >= 1` divides `s_k`.
+    ///
+    /// Post-condition: `R(.., c, ..) == X(.., n c, ..)`, and `X(.., n c + i, ..)` is `i d_k`
+    /// further, for `i < n`.
+    #[inline(always)]
+    pub const fn vectors_along(&self, k: usize, n: i64) -> Option<Self> {
         let (mut shape, mut stride) = (self.layout.shape(), self.layout.stride());
-        if shape[k] % 2 != 0 {
+        if n < 1 || shape[k] % n != 0 {
             return None;
         }
-        shape[k] /= 2;
-        stride[k] *= 2;
+        shape[k] /= n;
+        stride[k] *= n;
         Some(Self {
             engine: self.engine,
             layout: FlatLayout::new_unchecked(shape, stride),

@@ -225,3 +225,43 @@ fn a_broadcast_repeats_the_vector_in_every_row() {
     let huge = FlatTensor::new(engine, FlatLayout::new([i64::MAX / 2], [1]).unwrap());
     assert!(huge.broadcast_rows(4).is_none(), "4 n overflows");
 }
+
+#[test]
+fn vectors_along_a_mode_start_every_n_elements() {
+    // (6, 12):(15, 1) at offset 5, with quads along the rows, pairs down the columns
+    let x = FlatTensor::new(
+        Counting {
+            start: 5,
+            codomain: None,
+        },
+        FlatLayout::new([6, 12], [15, 1]).unwrap(),
+    );
+    for (k, n) in [(1, 4), (1, 3), (0, 2), (1, 1), (0, 6)] {
+        let v = x.vectors_along(k, n).unwrap();
+        let mut shape = x.shape();
+        shape[k] /= n;
+        assert_eq!(v.shape(), shape, "mode {k}, n = {n}");
+        for i in 0..shape[0] {
+            for j in 0..shape[1] {
+                let c = if k == 0 { [n * i, j] } else { [i, n * j] };
+                assert_eq!(
+                    v.at([i, j]).start,
+                    x.at(c).start,
+                    "mode {k}, n = {n}: ({i}, {j})"
+                );
+                // the vector's next element is one stride of mode k further
+                let mut next = c;
+                next[k] += n - 1;
+                let d = x.layout().stride()[k];
+                assert_eq!(x.at(next).start, v.at([i, j]).start + (n - 1) * d);
+            }
+        }
+    }
+    assert_eq!(
+        x.pairs_along(1).unwrap().layout(),
+        x.vectors_along(1, 2).unwrap().layout()
+    );
+    for (k, n) in [(1, 5), (0, 4), (1, 0), (0, -2)] {
+        assert!(x.vectors_along(k, n).is_none(), "mode {k}, n = {n}");
+    }
+}
