@@ -95,7 +95,7 @@ arguments, 3 no GPU or no PTX for it.";
 pub enum Kernel {
     /// `copy_{f32,f16,bf16}`
     Copy,
-    /// `transpose_{pad,swizzle}_{f32,f16,bf16}`
+    /// `transpose_{pad,swizzle,pairs,quads}_{f32,f16,bf16}` (and `transpose_{pad,swizzle}_led_*`)
     Transpose,
     /// `rmsnorm_{f32,bf16}`
     Rmsnorm,
