@@ -166,8 +166,9 @@ pub enum SmemArg {
     /// pairs of adjacent elements per access, through `(2,32,32):(64,130,2)` (pairs `(r % 2, r / 2,
     /// c)`), each thread transposing 2x2 blocks in registers
     Pairs,
-    /// quads of adjacent elements per access, through `Sw<4,2,6> o (64,64):(64,1)`, each thread
-    /// transposing a 4x4 block in registers
+    /// quads of adjacent elements per access, through `Sw<4,2,6> o (64,64):(64,1)` (16-bit: a
+    /// 128x128 tile, `Sw<4,2,7> o (128,128):(128,1)`), each thread transposing 4x4 blocks in
+    /// registers
     Quads,
     /// all four
     All,
@@ -674,7 +675,14 @@ fn everything() -> Vec<Job> {
     let mut plan = vec![];
     for d in [RmsDtype::F32, RmsDtype::Bf16] {
         // every kernel at small and ragged sizes, the chosen one at large
-        for (m, n) in [(1, 8), (14, 1000), (37, 2056), (3, 12288), (5, 32776)] {
+        for (m, n) in [
+            (1, 8),
+            (14, 1000),
+            (37, 2056),
+            (3, 12288),
+            (5, 32776),
+            (3, 163848),
+        ] {
             for w in WARPS {
                 plan.push(Job::Rmsnorm(d, m, n, Some(w)));
             }
@@ -1946,7 +1954,7 @@ mod tests {
                 .map(|&w| Job::Rmsnorm(RmsDtype::F32, 14, 4096, Some(w)))
                 .collect())
         );
-        assert_eq!(plan_of(&["all", "--seed", "3"]).map(|p| p.len()), Ok(152));
+        assert_eq!(plan_of(&["all", "--seed", "3"]).map(|p| p.len()), Ok(162));
         assert_eq!(
             plan_of(&["rmsnorm", "6", "64", "--gpus", "2", "--dtype", "bf16"]),
             Ok(vec![Job::Sharded(RmsDtype::Bf16, 6, 64, None, 2)])

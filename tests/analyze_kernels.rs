@@ -86,6 +86,35 @@ fn the_pair_transpose_tile() {
     }
 }
 
+/// The wide quad tile of the 16-bit transposes (`WIDE_SMEM` under `WIDE_SWIZZLE`), in units of
+/// quads: quad `q` of row `r` at `32 r + (q ^ (r / 4 % 16))`, `Sw<4,0,7> o (128,32):(32,1)`. Its
+/// step-0 row writes and its step-1 reads (lane `b` on rows `4b .. 4b + 4` of one quad column, for
+/// each of a thread's four 4x4 blocks) are conflict-free for 64-bit quads.
+#[test]
+fn the_wide_quad_transpose_tile() {
+    use layout_core::Swizzle;
+    use tessel_gpu::transpose::{WIDE_SMEM, WIDE_SWIZZLE, WIDE_TV_IN};
+    assert_eq!(WIDE_SMEM.stride(), [128, 1]);
+    assert_eq!(WIDE_SWIZZLE, Swizzle::new(4, 2, 7).unwrap());
+    let memory = ComposedLayout::new(
+        Swizzle::new(4, 0, 7).unwrap(),
+        Layout::parse("(128,32):(32,1)").unwrap(),
+    )
+    .unwrap();
+    // step 1: thread (b, a), value (i, j) reads quad (4b + i, a + 8j)
+    let reads = Layout::parse("((32,8),(4,4)):((4,128),(1,1024))").unwrap();
+    for (what, tv) in [("step 0 writes", WIDE_TV_IN), ("step 1 reads", reads)] {
+        let a = Accesses {
+            memory: Memory::Swizzled(memory),
+            tv,
+            bits: 64,
+            width: Some(64),
+        };
+        let r = analyze(&a, Space::Shared).unwrap();
+        assert_eq!(r.worst(), 1, "{what}: {}", r.verdict());
+    }
+}
+
 /// The quad transpose's shared tile (`QUAD_SMEM` under `QUAD_SWIZZLE`), in units of quads: quad
 /// `q` of row `r` at `16 r + (q ^ (r / 4 % 16))`, `Sw<4,0,6> o (64,16):(16,1)`. Its step-0 row
 /// writes and its step-1 reads (lane `b` on rows `4b .. 4b + 4` of one quad column) are

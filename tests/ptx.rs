@@ -106,8 +106,8 @@ fn transpose_shared_offsets_are_immediates() {
     }
 }
 
-/// The transposes' whole-tile path issues the thread's 16 global loads (8 pairs, 4 quads) before
-/// its first shared store (all in flight at once).
+/// The transposes' whole-tile path issues the thread's global loads (16 elements, 8 pairs, 4 or
+/// 16 quads) before its first shared store (all in flight at once).
 #[test]
 fn transpose_loads_before_it_stores() {
     for (arch, ptx) in tessel::ptx::PTX {
@@ -131,18 +131,20 @@ fn transpose_loads_before_it_stores() {
                 continue;
             }
             if k.name.starts_with("transpose_quads") {
-                // 4 quads, each one access of four times the element's width
-                let (load, stores) = if k.name.ends_with("f32") {
+                // 4 quads of the 64x64 tile (f32) or 16 of the wide 128x128 one (16-bit), each
+                // one access of four times the element's width
+                let (load, stores, quads) = if k.name.ends_with("f32") {
                     (
                         "ld.global.v4.u32 ",
                         ["st.shared.v4.b32", "st.global.v4.u32"],
+                        4,
                     )
                 } else {
-                    ("ld.global.b64 ", ["st.shared.b64", "st.global.b64"])
+                    ("ld.global.b64 ", ["st.shared.b64", "st.global.b64"], 16)
                 };
                 let loads = body[..first_store].matches(load).count();
                 assert_eq!(
-                    loads, 4,
+                    loads, quads,
                     "{arch} {}: `{load}` before the first shared store",
                     k.name
                 );

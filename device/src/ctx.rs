@@ -4,8 +4,9 @@
 //! `Ctx` of its own (shared memory a checked host buffer per block).
 //!
 //! A kernel with a barrier or a warp-level collective is written as steps: each step is a
-//! function of the parameters, the context and the value carried from the step before; between
-//! two steps comes a [`Collective`]. The device runs the steps one after the other with the
+//! function of the parameters, the context and the value carried from the step before (a
+//! [`Carry`]: an `f32`, or a kernel's struct of registers around one); between two steps comes a
+//! [`Collective`]. The device runs the steps one after the other with the
 //! collective in between; the host runs each step for every thread of a block before the
 //! collective, which it then performs over the carried values exactly as the device does.
 
@@ -21,6 +22,27 @@ pub enum Collective {
     /// The carried `f32`'s maximum over the warp by the same butterfly (`max.f32`, in which a NaN
     /// loses to a number, as in `f32::max`), in every lane.
     WarpMax,
+}
+
+/// What a thread carries from one step to the next: the `f32` a warp collective reduces
+/// ([`Carry::value`]) and, in a kernel that keeps values in registers across a collective, those
+/// values. Most kernels carry a bare `f32`.
+pub trait Carry: Copy + Default {
+    /// The value a [`Collective::WarpSum`] or [`Collective::WarpMax`] reduces.
+    fn value(&self) -> f32;
+    /// `self` with its value replaced by `v` (the reduction), the rest unchanged.
+    fn with_value(self, v: f32) -> Self;
+}
+
+impl Carry for f32 {
+    #[inline(always)]
+    fn value(&self) -> f32 {
+        *self
+    }
+    #[inline(always)]
+    fn with_value(self, v: f32) -> f32 {
+        v
+    }
 }
 
 /// A thread's place in the launch, and its block's shared memory.
@@ -59,6 +81,8 @@ pub trait Kernel {
     /// The parameters with engine `E`: a `#[repr(C)]` struct of tensors and scalars, passed by
     /// value as the kernel's one parameter.
     type Params<E: layout_core::Engine>: Copy;
+    /// What a thread carries from a step to the next (`f32` unless registers cross a collective).
+    type Carry: Carry;
     /// What lies between step `k` and step `k + 1`; the kernel has `COLLECTIVES.len() + 1` steps.
     const COLLECTIVES: &'static [Collective];
     /// Checks the parameters against what the kernel needs of their layouts (ranks are in the
@@ -71,8 +95,8 @@ pub trait Kernel {
     /// memory per block.
     fn geometry<E: layout_core::Engine>(p: &Self::Params<E>, sms: i64, smem_limit: i64)
         -> Geometry;
-    /// Step `k` of thread `c.thread`, given the value carried from step `k - 1` (0 for the first);
-    /// returns the value carried to the next. Its shared memory can be filled from its tensors by
+    /// Step `k` of thread `c.thread`, given the value carried from step `k - 1` (the default for
+    /// the first); returns the value carried to the next. Its shared memory can be filled from its tensors by
     /// asynchronous copies ([`AsyncCopy`](crate::mem::AsyncCopy)).
     ///
     /// # Safety
@@ -86,8 +110,8 @@ pub trait Kernel {
         k: usize,
         p: &Self::Params<E>,
         c: &Ctx<S>,
-        carry: f32,
-    ) -> f32;
+        carry: Self::Carry,
+    ) -> Self::Carry;
 }
 
 /// A kernel's PTX entry point: the name `kernels!` (in `lib.rs`) gave an instance of a

@@ -14,7 +14,7 @@
 use core::arch::asm;
 use core::arch::nvptx;
 
-use crate::ctx::{Collective, Kernel};
+use crate::ctx::{Carry, Collective, Kernel};
 use crate::mem::{Gmem, Smem};
 
 /// `threadIdx.x`.
@@ -159,14 +159,16 @@ pub unsafe fn store_v4(p: *mut u32, v: V4) {
 }
 
 /// `shfl.sync.bfly.b32` over the full warp: the value of lane `lane ^ mask`. Every lane of the
-/// warp must call it together (all 32 lanes take part).
+/// warp must call it together (all 32 lanes take part). Not `pure`: LLVM may sink a pure asm
+/// into a branch of the lanes that use its result (it did: a warp's sum that only lane 0 wrote
+/// was moved under `lane == 0`, and the warp hung), and it has no `convergent` for asm.
 #[inline(always)]
 pub fn shfl_xor(v: f32, mask: u32) -> f32 {
     let r: f32;
     unsafe {
         asm!("shfl.sync.bfly.b32 {r}, {v}, {m}, 0x1f, 0xffffffff;",
              r = out(reg32) r, v = in(reg32) v, m = in(reg32) mask,
-             options(pure, nomem, nostack, preserves_flags));
+             options(nomem, nostack, preserves_flags));
     }
     r
 }
@@ -345,6 +347,20 @@ pub fn cp_async_wait_all() {
     unsafe { asm!("cp.async.wait_all;", options(nostack, preserves_flags)) }
 }
 
+/// `$body` for `$k` in `0..8`, each with `$k` a constant.
+macro_rules! unroll_steps {
+    ($k:ident => $body:expr) => {
+        unroll_steps!(@ $k => $body; 0 1 2 3 4 5 6 7)
+    };
+    (@ $k:ident => $body:expr; $($n:literal)*) => {
+        $({
+            let $k: usize = $n;
+            $body;
+        })*
+    };
+}
+use unroll_steps;
+
 /// Runs kernel `K` for this thread: prepares the parameters (a trap when they do not hold what
 /// the kernel needs: the host launcher checked them), then the steps with the collectives
 /// between them.
@@ -355,19 +371,35 @@ pub fn cp_async_wait_all() {
 pub unsafe fn run<K: Kernel>(p: K::Params<Gmem<K::T>>) {
     let Ok(p) = K::prepare(p) else { trap() };
     let c = ctx(Smem(dynamic_smem::<K::Shared>()));
-    let mut carry = K::step(0, &p, &c, 0.0);
-    let mut k = 0;
-    while k < K::COLLECTIVES.len() {
-        carry = match K::COLLECTIVES[k] {
-            Collective::SyncThreads => {
-                sync_threads();
-                carry
-            }
-            Collective::WarpSum => warp_sum(carry),
-            Collective::WarpMax => warp_max(carry),
-        };
+    let () = Collectives::<K>::AT_MOST_8;
+    let mut carry = K::step(0, &p, &c, K::Carry::default());
+    // unrolled by hand, each step called with a constant `k` (a loop over the collectives, left
+    // rolled by LLVM, read them from a table at run time and moved the carry through local memory)
+    unroll_steps!(k => if k < K::COLLECTIVES.len() {
+        carry = collective(K::COLLECTIVES[k], carry);
         carry = K::step(k + 1, &p, &c, carry);
-        k += 1;
+    });
+}
+
+/// A kernel has at most 8 collectives, which [`run`] unrolls.
+struct Collectives<K>(core::marker::PhantomData<K>);
+impl<K: Kernel> Collectives<K> {
+    const AT_MOST_8: () = assert!(
+        K::COLLECTIVES.len() <= 8,
+        "a kernel has at most 8 collectives"
+    );
+}
+
+/// `c` over the block or the warp, with `carry` the thread's value.
+#[inline(always)]
+fn collective<C: Carry>(c: Collective, carry: C) -> C {
+    match c {
+        Collective::SyncThreads => {
+            sync_threads();
+            carry
+        }
+        Collective::WarpSum => carry.with_value(warp_sum(carry.value())),
+        Collective::WarpMax => carry.with_value(warp_max(carry.value())),
     }
 }
 
@@ -405,20 +437,20 @@ pub unsafe fn ldmatrix_x4(addr: u32) -> [u32; 4] {
 #[inline(always)]
 pub fn mma_16x8x16<const BF16: bool>(a: &[u32; 4], b: &[u32; 2], d: &mut [f32; 4]) {
     // SAFETY: register operands only; every lane of the warp runs it (the caller's warp-uniform
-    // control flow)
+    // control flow; not `pure`, so that LLVM keeps it there, as `shfl_xor`)
     unsafe {
         if BF16 {
             asm!("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, {{{d0}, {d1}, {d2}, {d3}}};",
                  d0 = inout(reg32) d[0], d1 = inout(reg32) d[1], d2 = inout(reg32) d[2],
                  d3 = inout(reg32) d[3], a0 = in(reg32) a[0], a1 = in(reg32) a[1],
                  a2 = in(reg32) a[2], a3 = in(reg32) a[3], b0 = in(reg32) b[0],
-                 b1 = in(reg32) b[1], options(pure, nomem, nostack, preserves_flags));
+                 b1 = in(reg32) b[1], options(nomem, nostack, preserves_flags));
         } else {
             asm!("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, {{{d0}, {d1}, {d2}, {d3}}};",
                  d0 = inout(reg32) d[0], d1 = inout(reg32) d[1], d2 = inout(reg32) d[2],
                  d3 = inout(reg32) d[3], a0 = in(reg32) a[0], a1 = in(reg32) a[1],
                  a2 = in(reg32) a[2], a3 = in(reg32) a[3], b0 = in(reg32) b[0],
-                 b1 = in(reg32) b[1], options(pure, nomem, nostack, preserves_flags));
+                 b1 = in(reg32) b[1], options(nomem, nostack, preserves_flags));
         }
     }
 }

@@ -57,7 +57,7 @@ pub use layout_core;
 /// Everything a kernel crate uses: layout-core's whole Tensor API, the kernel declaration, the
 /// engines, the element types, and (on `nvptx64`) the device functions.
 pub mod prelude {
-    pub use crate::ctx::{Collective, Ctx, Entry, Geometry, Kernel, KernelInfo};
+    pub use crate::ctx::{Carry, Collective, Ctx, Entry, Geometry, Kernel, KernelInfo};
     #[cfg(target_arch = "nvptx64")]
     pub use crate::device::*;
     pub use crate::math::{exp, exp2, exp2_approx, fma, log2_approx, LOG2_E};

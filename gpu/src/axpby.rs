@@ -137,6 +137,7 @@ impl<T: Real> Kernel for Axpby<T> {
     type T = T;
     type Shared = ();
     type Params<E: Engine> = AxpbyParams<E>;
+    type Carry = f32;
     const COLLECTIVES: &'static [Collective] = &[];
 
     /// `x` and `y` of one shape; any strides.

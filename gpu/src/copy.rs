@@ -138,6 +138,7 @@ impl<T: Copy, const A: i64> Kernel for VecCopy<T, A> {
     type T = T;
     type Shared = ();
     type Params<E: Engine> = CopyParams<E>;
+    type Carry = f32;
     const COLLECTIVES: &'static [Collective] = &[];
 
     /// Source and destination of one length, unit strides (the atoms are 128-bit accesses).

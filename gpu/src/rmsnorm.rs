@@ -17,7 +17,10 @@
 //!
 //! Step 0 ([`RmsNorm::partial`]) stages the thread's atoms of its row in shared memory —
 //! asynchronous copies ([`AsyncCopy`], `cp.async` on the device), all in flight before the one
-//! wait, no registers held — then sums their squares in f32. Between the steps the warp's sum is
+//! wait, no registers held — then sums their squares in f32. In the f32 kernel of 16 warps per row
+//! the [`RmsNorm::HELD`] tiles after the staged ones are loaded into registers beside those copies
+//! and carried to the last step ([`RowCarry`]), so a row up to `staged + HELD` tiles long is read
+//! once. Between the steps the warp's sum is
 //! the [`Collective::WarpSum`] butterfly (shuffles on the device, the same additions on the host).
 //! With `W > 1` a row's sum is its warps' sums: step 1 ([`RmsNorm::publish`]) has lane 0 of each
 //! warp write its warp's sum to shared memory, a [`Collective::SyncThreads`] follows, and the last
@@ -25,8 +28,8 @@
 //! host execution too, so the results are bit-equal). The last step ([`RmsNorm::finish`]) scales
 //! the staged atoms by `rstd * w` and writes `y`, in groups of [`DEPTH`] tiles whose `w` loads are
 //! all in flight before the first store. Each thread reads back only the slots it staged. A row
-//! longer than the staging area ([`RmsParams::staged`] tiles) has its remaining tiles read twice,
-//! `DEPTH` at a time.
+//! longer than the staging area and the held tiles ([`RmsParams::staged`] `+` [`RmsNorm::HELD`]
+//! tiles) has its remaining tiles read twice, `DEPTH` at a time.
 //!
 //! Short rows want few warps per row (many rows in flight per block), long rows many (their
 //! atoms spread over more threads, one row's staging per block); which `W` is fastest for an `N`
@@ -37,7 +40,7 @@
 //! [`Kernel::prepare`] checks and makes static (`with_static_stride`: the compiler computes with
 //! the constant 1).
 
-use crate::ctx::{Collective, Ctx, Geometry, Kernel};
+use crate::ctx::{Carry, Collective, Ctx, Geometry, Kernel};
 use crate::mem::{AsyncCopy, Mem, V4};
 use crate::real::Real;
 use core::marker::PhantomData;
@@ -53,6 +56,33 @@ pub const DEPTH: i64 = 4;
 const _: () = assert!(DEPTH == 4, "unroll4 covers DEPTH tiles");
 /// The warps per row the kernels are built for (`kernels!` in `lib.rs`), fewest first.
 pub const WARPS: [i64; 5] = [1, 2, 4, 8, 16];
+
+/// The most tiles of a row a thread holds in registers ([`RmsNorm::HELD`]).
+pub const MAX_HELD: i64 = 2;
+const _: () = assert!(MAX_HELD == 2, "unroll2 covers the held tiles");
+
+/// What a thread of [`RmsNorm`] carries from step to step: its sum of squares (the thread's, then
+/// its warp's, then its row's) and its atoms of the [`RmsNorm::HELD`] tiles past the staged ones,
+/// held in registers from step 0, where they are read, to the last, where they are scaled.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RowCarry {
+    /// The sum of squares: what the warp's sum reduces.
+    pub sum: f32,
+    /// The held atoms, tiles `staged .. staged + HELD` (the rest, and those of tiles past the
+    /// row, zero).
+    pub held: [V4; MAX_HELD as usize],
+}
+
+impl Carry for RowCarry {
+    #[inline(always)]
+    fn value(&self) -> f32 {
+        self.sum
+    }
+    #[inline(always)]
+    fn with_value(self, sum: f32) -> Self {
+        RowCarry { sum, ..self }
+    }
+}
 
 /// The most tiles of a row a block stages (more than any device's shared memory per block).
 pub const MAX_STAGED: i64 = 1 << 16;
@@ -70,8 +100,8 @@ pub struct RmsParams<E> {
     pub y: FlatTensor<E, 2>,
     /// Added to the mean square.
     pub eps: f32,
-    /// Tiles of each row staged in shared memory (`staged * RmsNorm::STAGE_BYTES` bytes per block; the
-    /// rest of a row is read twice): [`RmsNorm::staged_for`] the shared memory a block may have.
+    /// Tiles of each row staged in shared memory (`staged * RmsNorm::STAGE_BYTES` bytes per block;
+    /// the rest of a row past the held tiles, [`RmsNorm::HELD`], is read twice): [`RmsNorm::staged_for`] the shared memory a block may have.
     /// `prepare` caps it at the row's tiles.
     pub staged: i64,
 }
@@ -92,6 +122,19 @@ impl<T: Real, const W: i64> RmsNorm<T, W> {
     pub const TILE_N: i64 = 32 * W * Self::V;
     /// The tile: `ROWS` rows of `32 W V` columns.
     pub const TILER: [i64; 2] = [Self::ROWS, Self::TILE_N];
+    /// Tiles past the staged ones that a thread holds in registers from step 0 to the last, so
+    /// that they are read from `x` once: [`MAX_HELD`] for f32 with 16 warps per row, none
+    /// otherwise. Its blocks of 512 threads are at most 2 to a multiprocessor when a row's tiles
+    /// outgrow the staging, so a thread may use 64 registers, which the held atoms (4 each) fit
+    /// beside the kernel's others (54 in all on sm_90, `gpu/registers.txt`); and its rows of
+    /// N = 32768 fill 16 tiles, of which two blocks per SM stage 14. The held code costs where it
+    /// is not used (rows wholly staged): up to 1.8 points of a copy on the H200 for the 8- and
+    /// 16-warp kernels that had it (`docs/perf.md`), so the others, whose rows fit, do without.
+    pub const HELD: i64 = if T::BITS == 32 && W == 16 {
+        MAX_HELD
+    } else {
+        0
+    };
     /// Shared memory per staged tile: one 16-byte slot per thread.
     pub const STAGE_BYTES: i64 = Self::THREADS * 16;
     /// Shared memory for the warps' sums after the staged tiles (one 16-byte slot per warp;
@@ -154,8 +197,8 @@ impl<T: Real, const W: i64> RmsNorm<T, W> {
     }
 
     /// Step 0 of thread `c.thread` in block `c.block[0]`: stages its atoms of its row's first
-    /// `staged` tiles, and returns the sum of the squares of all its elements of the row (0 for a
-    /// row past `M`).
+    /// `staged` tiles, loads those of the next [`RmsNorm::HELD`] into registers, and returns them
+    /// with the sum of the squares of all its elements of the row (0 for a row past `M`).
     ///
     /// # Safety
     /// `p` prepared, its engines reaching its tensors; `c.smem` reaching `p.staged` tiles of
@@ -164,7 +207,7 @@ impl<T: Real, const W: i64> RmsNorm<T, W> {
     pub unsafe fn partial<E: Mem<T>, S: Mem<V4> + AsyncCopy<E>>(
         p: &RmsParams<E>,
         c: &Ctx<S>,
-    ) -> f32 {
+    ) -> RowCarry {
         let () = Self::_ONE_ATOM;
         let (b, t) = (c.block[0], c.thread);
         let thr = Self::PLAN.get_slice(t);
@@ -183,6 +226,11 @@ impl<T: Real, const W: i64> RmsNorm<T, W> {
             }
             k += 1;
         }
+        // the held tiles: their loads in flight beside the copies
+        let (s, mut held) = (p.staged, [V4([0; 4]); MAX_HELD as usize]);
+        unroll2!(h => if h < Self::HELD && inside(s + h) {
+            held[h as usize] = g_x(s + h).read_v4();
+        });
         c.smem.wait_all();
         let mut acc = 0.0f32;
         let mut k = 0;
@@ -192,9 +240,12 @@ impl<T: Real, const W: i64> RmsNorm<T, W> {
             }
             k += 1;
         }
+        unroll2!(h => if h < Self::HELD {
+            acc += sum_sq::<T>(&held[h as usize]);
+        });
         // the rest of a long row, DEPTH tiles at a time, their loads in flight together
         let tiles = Self::tiles(p.x.shape()[1]);
-        let mut k = p.staged;
+        let mut k = s + Self::HELD;
         while k < tiles {
             let mut v = [V4([0; 4]); DEPTH as usize];
             unroll4!(d => if inside(k + d) {
@@ -203,7 +254,7 @@ impl<T: Real, const W: i64> RmsNorm<T, W> {
             unroll4!(d => acc += sum_sq::<T>(&v[d as usize]));
             k += DEPTH;
         }
-        acc
+        RowCarry { sum: acc, held }
     }
 
     /// The warps' sums, one 16-byte slot each (the sum in word 0), after the `staged` tiles of
@@ -245,12 +296,18 @@ impl<T: Real, const W: i64> RmsNorm<T, W> {
     }
 
     /// The last step of thread `c.thread` in block `c.block[0]`, given its row's sum of
-    /// squares: `y = x rstd w` over its atoms of the row.
+    /// squares and its held atoms ([`RowCarry::held`]): `y = x rstd w` over its atoms of the row.
     ///
     /// # Safety
-    /// As [`RmsNorm::partial`], which must have run for this thread, then the row's sum.
+    /// As [`RmsNorm::partial`], which must have run for this thread and returned `held`, then
+    /// the row's sum.
     #[inline(always)]
-    pub unsafe fn finish<E: Mem<T>, S: Mem<V4>>(p: &RmsParams<E>, c: &Ctx<S>, sum_sq: f32) {
+    pub unsafe fn finish<E: Mem<T>, S: Mem<V4>>(
+        p: &RmsParams<E>,
+        c: &Ctx<S>,
+        sum_sq: f32,
+        held: &[V4; MAX_HELD as usize],
+    ) {
         let (b, t) = (c.block[0], c.thread);
         let cols = p.x.shape()[1];
         let rstd = 1.0 / sqrt(sum_sq / cols as f32 + p.eps);
@@ -270,16 +327,25 @@ impl<T: Real, const W: i64> RmsNorm<T, W> {
         let g_x = |k: i64| thr.partition_S(&p.x.local_tile(Self::TILER, [b, k])).at(0);
         let g_w = |k: i64| thr.partition_S(&w.local_tile(Self::TILER, [0, k])).at(0);
         let g_y = |k: i64| thr.partition_D(&p.y.local_tile(Self::TILER, [b, k])).at(0);
-        let tiles = Self::tiles(cols);
-        // DEPTH tiles at a time: their `w` (and unstaged `x`) loads all in flight before the
-        // first store
+        let (tiles, s) = (Self::tiles(cols), p.staged);
+        // the held tiles, from registers
+        let mut hw = [V4([0; 4]); MAX_HELD as usize];
+        unroll2!(h => if h < Self::HELD && inside(s + h) {
+            hw[h as usize] = g_w(s + h).read_v4();
+        });
+        unroll2!(h => if h < Self::HELD && inside(s + h) {
+            g_y(s + h).write_v4(scale::<T>(&held[h as usize], &hw[h as usize], rstd));
+        });
+        // the others DEPTH tiles at a time: their `w` (and unstaged `x`) loads all in flight
+        // before the first store
+        let from_x = |k: i64| k < s || k >= s + Self::HELD;
         let mut k = 0;
         while k < tiles {
             let (mut xs, mut ws) = ([V4([0; 4]); DEPTH as usize], [V4([0; 4]); DEPTH as usize]);
             let mut ok = [false; DEPTH as usize];
-            unroll4!(d => if inside(k + d) {
+            unroll4!(d => if from_x(k + d) && inside(k + d) {
                 ok[d as usize] = true;
-                xs[d as usize] = if k + d < p.staged {
+                xs[d as usize] = if k + d < s {
                     slots.at([t, k + d]).read()
                 } else {
                     g_x(k + d).read_v4()
@@ -298,6 +364,7 @@ impl<T: Real, const W: i64> Kernel for RmsNorm<T, W> {
     type T = T;
     type Shared = V4;
     type Params<E: Engine> = RmsParams<E>;
+    type Carry = RowCarry;
     /// The warp's sum; with `W > 1` then a barrier between the warps' sums written and read.
     const COLLECTIVES: &'static [Collective] = if W == 1 {
         &[Collective::WarpSum]
@@ -367,22 +434,22 @@ impl<T: Real, const W: i64> Kernel for RmsNorm<T, W> {
         k: usize,
         p: &RmsParams<E>,
         c: &Ctx<S>,
-        carry: f32,
-    ) -> f32 {
+        carry: RowCarry,
+    ) -> RowCarry {
         match (k, W) {
             (0, _) => Self::partial(p, c),
             (1, 1) => {
-                Self::finish(p, c, carry);
+                Self::finish(p, c, carry.sum, &carry.held);
                 carry
             }
             (1, _) => {
-                Self::publish(p, c, carry);
+                Self::publish(p, c, carry.sum);
                 carry
             }
             _ => {
                 let sum = Self::row_sum(p, c);
-                Self::finish(p, c, sum);
-                sum
+                Self::finish(p, c, sum, &carry.held);
+                carry.with_value(sum)
             }
         }
     }

@@ -366,6 +366,7 @@ impl<T: Copy + Default, S: SmemTile<T>, const LED: bool> Kernel for Transpose<T,
     type T = T;
     type Shared = T;
     type Params<E: Engine> = TransposeParams<E>;
+    type Carry = f32;
     const COLLECTIVES: &'static [Collective] = &[Collective::SyncThreads];
 
     /// `dst`'s shape is `src`'s transposed; unit strides along the rows (mode 1) of both, where a
@@ -559,10 +560,11 @@ unsafe fn move16<T: Copy + Default, A: Mem<T>, B: Mem<T>>(
     }
 }
 
-/// A block per 64x64 input tile, `(ceil(cols / 64), ceil(rows / 64))`, of [`THREADS`] threads
-/// with `elems` elements of shared memory: the pair and quad transposes' launch.
-fn tile_grid<T, E: Engine>(p: &TransposeParams<E>, elems: i64) -> Geometry {
-    let [tr, tc] = tiles_of(p.src.shape(), TILER);
+/// A block per `tiler` input tile, `(ceil(cols / tiler[1]), ceil(rows / tiler[0]))`, of
+/// [`THREADS`] threads with `elems` elements of shared memory: the pair and quad transposes'
+/// launch.
+fn tile_grid<T, E: Engine>(p: &TransposeParams<E>, tiler: [i64; 2], elems: i64) -> Geometry {
+    let [tr, tc] = tiles_of(p.src.shape(), tiler);
     Geometry {
         grid: [tc, tr],
         threads: THREADS,
@@ -574,6 +576,7 @@ impl<T: Copy + Default> Kernel for TransposePairs<T> {
     type T = T;
     type Shared = T;
     type Params<E: Engine> = TransposeParams<E>;
+    type Carry = f32;
     const COLLECTIVES: &'static [Collective] = &[Collective::SyncThreads];
 
     /// As [`Transpose`]'s: `dst` of `src`'s shape transposed, unit strides along the rows.
@@ -583,7 +586,7 @@ impl<T: Copy + Default> Kernel for TransposePairs<T> {
 
     /// As [`Transpose`]'s, with the shared tile of pairs.
     fn geometry<E: Engine>(p: &TransposeParams<E>, _sms: i64, _smem_limit: i64) -> Geometry {
-        tile_grid::<T, E>(p, Self::ELEMS)
+        tile_grid::<T, E>(p, TILER, Self::ELEMS)
     }
 
     /// Step 0: the input tile's pairs into the shared tile; step 1 (after the barrier): each
@@ -638,73 +641,117 @@ impl<T: Copy + Default> Kernel for TransposePairs<T> {
     }
 }
 
-/// Quads (4 adjacent elements) per tile row.
+/// Quads (4 adjacent elements) per row of a 64-wide tile.
 pub const QUADS: i64 = TILE / 4;
-/// The tile in quads: 64 rows of 16 quads.
+/// The 64x64 tile in quads: 64 rows of 16 quads.
 pub const QUAD_TILER: [i64; 2] = [TILE, QUADS];
-/// (thread, value) -> quad `r + 64 q` of an input tile (row `r`, elements `4q .. 4q + 4`):
+/// (thread, value) -> quad `r + 64 q` of a 64x64 input tile (row `r`, elements `4q .. 4q + 4`):
 /// thread `(q, s)` in `(16, 16)`, value `k` in 4: row `s + 16k`, quad `q`. A half-warp reads the
-/// 16 quads of a row: 128 bytes of 16-bit elements, 256 of 32-bit ones.
+/// 16 quads of a row: 256 bytes of 32-bit elements.
 pub const QUAD_TV_IN: Layout = const_ok!(Layout::parse("((16,16),4):((64,1),16)"));
-/// (thread, value) -> quad `r + 64 q` of an output tile: thread `(b, a)` in `(16, 16)`, value `k`
-/// in 4: row `4a + k`, quad `b`. The four rows `4a .. 4a + 4` of quad `b` are the columns
-/// `4a .. 4a + 4` of the input tile's rows `4b .. 4b + 4`: a 4x4 block transposed in registers.
+/// (thread, value) -> quad `r + 64 q` of a 64x64 output tile: thread `(b, a)` in `(16, 16)`,
+/// value `k` in 4: row `4a + k`, quad `b`. The four rows `4a .. 4a + 4` of quad `b` are the
+/// columns `4a .. 4a + 4` of the input tile's rows `4b .. 4b + 4`: a 4x4 block transposed in
+/// registers.
 pub const QUAD_TV_OUT: Layout = const_ok!(Layout::parse("((16,16),4):((64,4),1)"));
-/// [`QUAD_TV_IN`]'s partition of a tile of quads.
-pub const QUAD_IN: TvCoords<2> = const_ok!(TvCoords::new(
-    &const_ok!(make_tiled_copy_from_tv(
-        &QUAD_TV_IN,
-        &const_ok!(IntTuple::from_ints(&QUAD_TILER))
-    )),
-    QUAD_TILER
-));
-/// [`QUAD_TV_OUT`]'s partition of a tile of quads.
-pub const QUAD_OUT: TvCoords<2> = const_ok!(TvCoords::new(
-    &const_ok!(make_tiled_copy_from_tv(
-        &QUAD_TV_OUT,
-        &const_ok!(IntTuple::from_ints(&QUAD_TILER))
-    )),
-    QUAD_TILER
-));
-/// The quad tile's swizzle, `Sw<4,2,6>`: quad `q` of row `r` is stored at quad `q ^ (r / 4 % 16)`
-/// of that row. A half-warp's quad reads in step 1 (rows `4b + i` for lanes `b`, one quad
-/// column) then fall in distinct banks, as its row writes in step 0 do; `tessel analyze` and
-/// `tests/analyze_kernels.rs` check both.
+/// The 64x64 quad tile's swizzle, `Sw<4,2,6>`: quad `q` of row `r` is stored at quad
+/// `q ^ (r / 4 % 16)` of that row. A half-warp's quad reads in step 1 (rows `4b + i` for lanes
+/// `b`, one quad column) then fall in distinct banks, as its row writes in step 0 do; `tessel
+/// analyze` and `tests/analyze_kernels.rs` check both.
 pub const QUAD_SWIZZLE: Swizzle = const_ok!(Swizzle::new(4, 2, 6));
-/// The shared tile element by element, under [`QUAD_SWIZZLE`]: `(64,64):(64,1)`, row-major.
+/// The 64x64 shared tile element by element, under [`QUAD_SWIZZLE`]: `(64,64):(64,1)`.
 pub const QUAD_SMEM: FlatLayout<2> = const_ok!(FlatLayout::new(TILER, [TILE, 1]));
 
-const _: () = assert!(
-    QUAD_IN.values() == 4 && QUAD_OUT.values() == 4 && QUAD_IN.threads() == THREADS,
-    "unroll4 covers a thread's quads"
-);
+/// The wide quad tile's edge, for 16-bit elements: 128 elements, rows of 256 bytes both in the
+/// input and in the output (the 64-wide tile's are 128 bytes).
+pub const WIDE: i64 = 128;
+/// The 128x128 tile in quads: 128 rows of 32 quads.
+pub const WIDE_TILER: [i64; 2] = [WIDE, WIDE / 4];
+/// (thread, value) -> quad `r + 128 q` of a 128x128 input tile: thread `(q, s)` in `(32, 8)`,
+/// value `k` in 16: row `s + 8k`, quad `q`. A warp reads the 32 quads of a row, 256 bytes.
+pub const WIDE_TV_IN: Layout = const_ok!(Layout::parse("((32,8),16):((128,1),8)"));
+/// (thread, value) -> quad `r + 128 q` of a 128x128 output tile: thread `(b, a)` in `(32, 8)`,
+/// value `(k, j)` in `(4, 4)`: row `4a + 32j + k`, quad `b`: four 4x4 blocks, each as in
+/// [`QUAD_TV_OUT`]. A warp writes the 32 quads of an output row, 256 bytes.
+pub const WIDE_TV_OUT: Layout = const_ok!(Layout::parse("((32,8),(4,4)):((128,4),(1,32))"));
+/// The wide tile's swizzle, `Sw<4,2,7>`: quad `q` of row `r` at quad `q ^ (r / 4 % 16)`, so a
+/// half-warp's step-1 reads (rows `4b + i`, lanes `b`, one quad column) fall in distinct banks.
+pub const WIDE_SWIZZLE: Swizzle = const_ok!(Swizzle::new(4, 2, 7));
+/// The 128x128 shared tile element by element, under [`WIDE_SWIZZLE`]: `(128,128):(128,1)`.
+pub const WIDE_SMEM: FlatLayout<2> = const_ok!(FlatLayout::new([WIDE, WIDE], [WIDE, 1]));
 
-/// The transpose moving quads of adjacent elements (a [`Kernel`]): a 64x64 tile wholly inside
-/// both tensors, with rows starting on quad boundaries, goes through the swizzled shared tile
-/// ([`QUAD_SWIZZLE`] over [`QUAD_SMEM`]) as quads, one access of four times the element's width
+/// A quad TV layout's partition of a tile of quads.
+const fn quad_plan(tv: &Layout, tiler: [i64; 2]) -> TvCoords<2> {
+    const_ok!(TvCoords::new(
+        &const_ok!(make_tiled_copy_from_tv(
+            tv,
+            &const_ok!(IntTuple::from_ints(&tiler))
+        )),
+        tiler
+    ))
+}
+
+/// The transpose moving quads of adjacent elements (a [`Kernel`]) through an `E x E` tile (`E`
+/// 64 or [`WIDE`]): a tile wholly inside both tensors, with rows starting on quad boundaries,
+/// goes through the swizzled shared tile ([`QUAD_SWIZZLE`] over [`QUAD_SMEM`], or
+/// [`WIDE_SWIZZLE`] over [`WIDE_SMEM`]) as quads, one access of four times the element's width
 /// (a quarter of [`Transpose`]'s accesses, half of [`TransposePairs`]'); in step 1 each thread
 /// reads four quads from consecutive input rows and writes their transpose, four quads of
-/// consecutive output rows. The other tiles (the ragged edges, row strides that are not
-/// multiples of 4, a base off a quad boundary) go element by element through the padded tile
-/// ([`Padded`]: plain offsets, where a swizzled element costs registers that would cap every
-/// block's residency), [`PLAN`]'s values as [`TransposePairs`] moves them.
-pub struct TransposeQuads<T>(PhantomData<T>);
+/// consecutive output rows (once per 4x4 block it owns: 1 at `E = 64`, 4 at 128). The other
+/// tiles (the ragged edges, row strides that are not multiples of 4, a base off a quad boundary)
+/// go element by element through padded 64x64 tiles ([`Padded`]: plain offsets, where a
+/// swizzled element costs registers that would cap every block's residency), one per 64x64
+/// part, [`PLAN`]'s values as [`TransposePairs`] moves them.
+pub struct TransposeQuads<T, const E: i64 = 64>(PhantomData<T>);
 
-impl<T: Copy + Default> TransposeQuads<T> {
+impl<T: Copy + Default, const E: i64> TransposeQuads<T, E> {
+    /// The tile.
+    pub const TILER: [i64; 2] = [E, E];
+    /// Its 64x64 parts per edge (the element-by-element path's tiles).
+    const PARTS: i64 = E / TILE;
+    /// The input tile's partition into the threads' quads.
+    const IN: TvCoords<2> = if E == WIDE {
+        quad_plan(&WIDE_TV_IN, WIDE_TILER)
+    } else {
+        quad_plan(&QUAD_TV_IN, QUAD_TILER)
+    };
+    /// The output tile's partition into the threads' 4x4 blocks, four values each.
+    const OUT: TvCoords<2> = if E == WIDE {
+        quad_plan(&WIDE_TV_OUT, WIDE_TILER)
+    } else {
+        quad_plan(&QUAD_TV_OUT, QUAD_TILER)
+    };
+    /// The shared tile's swizzle.
+    const SWIZZLE: Swizzle = if E == WIDE {
+        WIDE_SWIZZLE
+    } else {
+        QUAD_SWIZZLE
+    };
+    /// The shared tile element by element, row-major.
+    const SMEM: FlatLayout<2> = if E == WIDE { WIDE_SMEM } else { QUAD_SMEM };
     /// The padded tile of the element-by-element path.
     const PAD: FlatLayout<2> = const_ok!(FlatLayout::from_layout(&Padded::<T>::LAYOUT));
-    /// Elements of shared memory: the quads' 64x64 tile (a swizzle moves quads within their
-    /// row) or the padded tile, the larger.
-    pub const ELEMS: i64 = if Padded::<T>::ELEMS > TILE * TILE {
-        Padded::<T>::ELEMS
+    /// Elements of shared memory: the quads' `E x E` tile (a swizzle moves quads within their
+    /// row) or the padded tiles, the larger.
+    pub const ELEMS: i64 = if Self::PARTS * Self::PARTS * Padded::<T>::ELEMS > E * E {
+        Self::PARTS * Self::PARTS * Padded::<T>::ELEMS
     } else {
-        TILE * TILE
+        E * E
     };
+    /// `E` is 64 or [`WIDE`]; a thread has at most 16 quads, 4 per 4x4 block.
+    const _SHAPE: () = assert!(
+        (E == TILE || E == WIDE)
+            && Self::IN.threads() == THREADS
+            && Self::OUT.threads() == THREADS
+            && Self::IN.values() <= 16
+            && Self::OUT.values() == Self::IN.values()
+            && Self::OUT.values() % 4 == 0
+    );
 
     /// The shared tile with `layout`, through the swizzle.
     #[inline(always)]
     fn smem<M: Mem<T>>(smem: M, layout: FlatLayout<2>) -> FlatTensor<SwizzleEngine<M>, 2> {
-        FlatTensor::new(SwizzleEngine::new(smem, QUAD_SWIZZLE), layout)
+        FlatTensor::new(SwizzleEngine::new(smem, Self::SWIZZLE), layout)
     }
 
     /// May this block move its tile as quads? The tile is whole and both tiles' rows start on
@@ -715,84 +762,114 @@ impl<T: Copy + Default> TransposeQuads<T> {
         d: &FlatTensor<B, 2>,
         c: &CoordTensor<2>,
     ) -> bool {
-        c.covers(TILER)
+        c.covers(Self::TILER)
             && s.layout().stride()[0] % 4 == 0
             && d.layout().stride()[0] % 4 == 0
             && s.engine().aligned_quad()
             && d.engine().aligned_quad()
     }
-}
 
-impl<T: Copy + Default> Kernel for TransposeQuads<T> {
-    type T = T;
-    type Shared = T;
-    type Params<E: Engine> = TransposeParams<E>;
-    const COLLECTIVES: &'static [Collective] = &[Collective::SyncThreads];
-
-    /// As [`Transpose`]'s: `dst` of `src`'s shape transposed, unit strides along the rows.
-    fn prepare<E: Engine>(p: TransposeParams<E>) -> Result<TransposeParams<E>, &'static str> {
-        prepare(p)
-    }
-
-    /// As [`Transpose`]'s, with the swizzled tile of 64x64 elements (or the padded one).
-    fn geometry<E: Engine>(p: &TransposeParams<E>, _sms: i64, _smem_limit: i64) -> Geometry {
-        tile_grid::<T, E>(p, Self::ELEMS)
-    }
-
-    /// Step 0: the input tile's quads into the shared tile; step 1 (after the barrier): each
-    /// thread's 4x4 block from the shared tile, transposed, into the output tile. A tile that
-    /// cannot move as quads moves element by element through the padded tile ([`PLAN`]'s
-    /// values; both steps of a block take the same path).
+    /// Step `k` of the element-by-element path: each 64x64 part `(i, j)` of the block's input
+    /// tile through its padded shared tile, [`PLAN`]'s 16 values at a time.
+    ///
+    /// # Safety
+    /// As [`Kernel::step`].
     #[inline(always)]
-    unsafe fn step<E: Mem<T>, M: Mem<T>>(
-        k: usize,
-        p: &TransposeParams<E>,
-        c: &Ctx<M>,
-        carry: f32,
-    ) -> f32 {
+    unsafe fn elements<E2: Mem<T>, M: Mem<T>>(k: usize, p: &TransposeParams<E2>, c: &Ctx<M>) {
         let [bx, by] = c.block;
-        let src = p.src.local_tile(TILER, [by, bx]);
-        let dst = p.dst.local_tile(TILER, [bx, by]);
-        let id = make_coord_tensor(p.src.shape()).local_tile(TILER, [by, bx]);
-        if !Self::quads(&src, &dst, &id) {
-            let (thr, smem) = (PLAN.get_slice(c.thread), FlatTensor::new(c.smem, Self::PAD));
+        let thr = PLAN.get_slice(c.thread);
+        let mut part = 0;
+        while part < Self::PARTS * Self::PARTS {
+            // input part (i, j) of the tile: 64x64 tile (P by + i, P bx + j) of src
+            let (i, j) = (part / Self::PARTS, part % Self::PARTS);
+            let at = [Self::PARTS * by + i, Self::PARTS * bx + j];
+            let smem = FlatTensor::new(c.smem.advance(part * Padded::<T>::ELEMS), Self::PAD);
             if k == 0 {
-                let t_s = thr.partition_S(&src);
+                let t_s = thr.partition_S(&p.src.local_tile(TILER, at));
+                let id = make_coord_tensor(p.src.shape()).local_tile(TILER, at);
                 let to = |v: i64| smem.at(thr.coord(v));
                 move16(|v| t_s.at(v), to, id.covers(TILER), &thr.partition_S(&id));
             } else {
-                let id = make_coord_tensor(p.dst.shape()).local_tile(TILER, [bx, by]);
-                let t_d = thr.partition_D(&dst);
+                let at = [at[1], at[0]];
+                let t_d = thr.partition_D(&p.dst.local_tile(TILER, at));
+                let id = make_coord_tensor(p.dst.shape()).local_tile(TILER, at);
                 let from = |v: i64| {
                     let [a, b] = thr.coord(v);
                     smem.at([b, a])
                 };
                 move16(from, |v| t_d.at(v), id.covers(TILER), &thr.partition_S(&id));
             }
+            part += 1;
+        }
+    }
+}
+
+impl<T: Copy + Default, const E: i64> Kernel for TransposeQuads<T, E> {
+    type T = T;
+    type Shared = T;
+    type Params<P: Engine> = TransposeParams<P>;
+    type Carry = f32;
+    const COLLECTIVES: &'static [Collective] = &[Collective::SyncThreads];
+
+    /// As [`Transpose`]'s: `dst` of `src`'s shape transposed, unit strides along the rows.
+    fn prepare<P: Engine>(p: TransposeParams<P>) -> Result<TransposeParams<P>, &'static str> {
+        prepare(p)
+    }
+
+    /// A block per `E x E` input tile, with the swizzled tile (or the padded ones).
+    fn geometry<P: Engine>(p: &TransposeParams<P>, _sms: i64, _smem_limit: i64) -> Geometry {
+        tile_grid::<T, P>(p, Self::TILER, Self::ELEMS)
+    }
+
+    /// Step 0: the input tile's quads into the shared tile; step 1 (after the barrier): each
+    /// thread's 4x4 blocks from the shared tile, transposed, into the output tile. A tile that
+    /// cannot move as quads moves element by element ([`TransposeQuads::elements`]; both steps
+    /// of a block take the same path).
+    #[inline(always)]
+    unsafe fn step<P: Mem<T>, M: Mem<T>>(
+        k: usize,
+        p: &TransposeParams<P>,
+        c: &Ctx<M>,
+        carry: f32,
+    ) -> f32 {
+        let () = Self::_SHAPE;
+        let [bx, by] = c.block;
+        let src = p.src.local_tile(Self::TILER, [by, bx]);
+        let dst = p.dst.local_tile(Self::TILER, [bx, by]);
+        let id = make_coord_tensor(p.src.shape()).local_tile(Self::TILER, [by, bx]);
+        if !Self::quads(&src, &dst, &id) {
+            Self::elements(k, p, c);
             return carry;
         }
-        // a whole 64x64 tile: 64 rows of 16 quads (64 is a multiple of 4)
-        let quads = |t: &FlatTensor<E, 2>| t.vectors_along(1, 4).unwrap_unchecked();
-        let smem = Self::smem(c.smem, QUAD_SMEM)
+        // a whole tile: E rows of E / 4 quads (E is a multiple of 4)
+        let quads = |t: &FlatTensor<P, 2>| t.vectors_along(1, 4).unwrap_unchecked();
+        let smem = Self::smem(c.smem, Self::SMEM)
             .vectors_along(1, 4)
             .unwrap_unchecked();
+        let n = Self::IN.values();
         if k == 0 {
-            let thr = QUAD_IN.get_slice(c.thread);
+            let thr = Self::IN.get_slice(c.thread);
             let (t_s, t_m) = (thr.partition_S(&quads(&src)), thr.partition_D(&smem));
-            let mut r = [[T::default(); 4]; 4];
-            unroll4!(v => r[v as usize] = t_s.at(v).read_quad());
-            unroll4!(v => t_m.at(v).write_quad(r[v as usize]));
+            let mut r = [[T::default(); 4]; 16];
+            unroll16!(v => if v < n {
+                r[v as usize] = t_s.at(v).read_quad();
+            });
+            unroll16!(v => if v < n {
+                t_m.at(v).write_quad(r[v as usize]);
+            });
         } else {
-            let thr = QUAD_OUT.get_slice(c.thread);
+            let thr = Self::OUT.get_slice(c.thread);
             let t_d = thr.partition_D(&quads(&dst));
-            // output rows 4a + k, quad b: input rows 4b + i, quad a
-            let [row, b] = thr.coord(0);
-            let a = row / 4;
-            let mut q = [[T::default(); 4]; 4];
-            unroll4!(i => q[i as usize] = smem.at([4 * b + i, a]).read_quad());
-            unroll4!(k => {
-                let k = k as usize;
-                t_d.at(k as i64).write_quad([q[0][k], q[1][k], q[2][k], q[3][k]]);
+            unroll4!(j => if 4 * j < n {
+                // output rows 4a + k (values 4j + k), quad b: input rows 4b + i, quad a
+                let [row, b] = thr.coord(4 * j);
+                let a = row / 4;
+                let mut q = [[T::default(); 4]; 4];
+                unroll4!(i => q[i as usize] = smem.at([4 * b + i, a]).read_quad());
+                unroll4!(k => {
+                    let k = k as usize;
+                    t_d.at(4 * j + k as i64).write_quad([q[0][k], q[1][k], q[2][k], q[3][k]]);
+                });
             });
         }
         carry

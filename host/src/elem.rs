@@ -9,7 +9,7 @@ use tessel_gpu::ctx::Kernel;
 use tessel_gpu::mem::Gmem;
 use tessel_gpu::rmsnorm::{RmsNorm, RmsParams};
 use tessel_gpu::transpose::{
-    Padded, SmemTile, Swizzled, Transpose, TransposePairs, TransposeParams, TransposeQuads,
+    Padded, SmemTile, Swizzled, Transpose, TransposePairs, TransposeParams, TransposeQuads, WIDE,
 };
 
 /// An element type of the kernels.
@@ -78,7 +78,7 @@ impl Elem for f16 {
     type TransposePadLed = Transpose<f16, Padded<f16>, true>;
     type TransposeSwizzleLed = Transpose<f16, Swizzled<f16>, true>;
     type TransposePairs = TransposePairs<f16>;
-    type TransposeQuads = TransposeQuads<f16>;
+    type TransposeQuads = TransposeQuads<f16, WIDE>;
     fn from_f64(x: f64) -> Self {
         f16::from_f64(x)
     }
@@ -103,7 +103,7 @@ impl Elem for bf16 {
     type TransposePadLed = Transpose<bf16, Padded<bf16>, true>;
     type TransposeSwizzleLed = Transpose<bf16, Swizzled<bf16>, true>;
     type TransposePairs = TransposePairs<bf16>;
-    type TransposeQuads = TransposeQuads<bf16>;
+    type TransposeQuads = TransposeQuads<bf16, WIDE>;
     fn from_f64(x: f64) -> Self {
         bf16::from_f64(x)
     }
@@ -179,7 +179,8 @@ impl<T: Elem> TransposeTile<T> for Paired<T> {
     }
 }
 /// The transpose moving quads of adjacent elements ([`TransposeQuads`]; its shared tile is
-/// `tessel_gpu::transpose::QUAD_SMEM` under `QUAD_SWIZZLE`).
+/// `tessel_gpu::transpose::QUAD_SMEM` under `QUAD_SWIZZLE` for f32, and the wide 128x128
+/// `WIDE_SMEM` under `WIDE_SWIZZLE` for 16-bit elements, whose rows are then 256 bytes).
 pub struct Quads<T>(PhantomData<T>);
 impl<T: Elem> TransposeTile<T> for Quads<T> {
     const TILE: &'static str = "quads";

@@ -10,7 +10,7 @@ use layout_core::{Engine, FlatLayout, FlatTensor};
 use tessel_gpu::axpby::{Axpby, AxpbyParams};
 use tessel_gpu::copy;
 use tessel_gpu::copy::{CopyParams, VecCopy};
-use tessel_gpu::ctx::{Collective, Ctx, Geometry, Kernel};
+use tessel_gpu::ctx::{Carry, Collective, Ctx, Geometry, Kernel};
 use tessel_gpu::mem::{AsyncCopy, Mem, V4};
 use tessel_gpu::real::Real;
 use tessel_gpu::rmsnorm::{RmsNorm, RmsParams};
@@ -275,7 +275,7 @@ pub fn run<K: Kernel>(p: &K::Params<HostMem<K::T>>, geometry: Geometry) {
                 thread: thread as i64,
                 smem: s,
             };
-            let mut carry = vec![0f32; nthreads];
+            let mut carry = vec![K::Carry::default(); nthreads];
             for k in 0..=K::COLLECTIVES.len() {
                 if k > 0 {
                     match K::COLLECTIVES[k - 1] {
@@ -299,14 +299,15 @@ pub fn run<K: Kernel>(p: &K::Params<HostMem<K::T>>, geometry: Geometry) {
     }
 }
 
-/// Each warp's values replaced by their reduction by `op`, combined as `shfl.sync.bfly` with
-/// masks 16, 8, 4, 2, 1 combines them on the device (so the results are bit-equal).
-fn warp_reduce(v: &mut [f32], op: impl Fn(f32, f32) -> f32) {
+/// Each warp's carried values ([`Carry::value`]) replaced by their reduction by `op`, combined as
+/// `shfl.sync.bfly` with masks 16, 8, 4, 2, 1 combines them on the device (so the results are
+/// bit-equal); the rest of each carry unchanged.
+fn warp_reduce<C: Carry>(v: &mut [C], op: impl Fn(f32, f32) -> f32) {
     for w in v.chunks_mut(32) {
         for mask in [16, 8, 4, 2, 1] {
-            let before = w.to_vec();
+            let before: Vec<f32> = w.iter().map(C::value).collect();
             for (i, x) in w.iter_mut().enumerate() {
-                *x = op(before[i], before[(i ^ mask) % before.len()]);
+                *x = x.with_value(op(before[i], before[(i ^ mask) % before.len()]));
             }
         }
     }

@@ -115,10 +115,13 @@ fn transpose_at_tile_edges() {
         transpose_ok::<bf16, Paired<bf16>>(r, c, 7).unwrap();
         transpose_ok::<bf16, Quads<bf16>>(r, c, 7).unwrap();
     }
-    // whole tiles as quads, beside tiles that are not (a ragged edge, rows of 2 mod 4)
+    // whole tiles as quads, beside tiles that are not (a ragged edge, rows of 2 mod 4): 64x64
+    // tiles of f32, 128x128 ones of 16-bit elements (parts of whose edge tiles lie wholly outside)
     for (r, c) in [(128, 64), (64, 192), (130, 68), (68, 130)] {
-        transpose_ok::<f16, Quads<f16>>(r, c, 8).unwrap();
         transpose_ok::<f32, Quads<f32>>(r, c, 8).unwrap();
+    }
+    for (r, c) in [(256, 128), (128, 384), (260, 132), (132, 260), (200, 130)] {
+        transpose_ok::<f16, Quads<f16>>(r, c, 8).unwrap();
     }
 }
 
@@ -347,6 +350,78 @@ fn rmsnorm_covers_every_element_once() {
             let run = exec::rmsnorm(&x, &w, m as i64, n as i64, 1e-6, cfg, f32::poison());
             prop_assert_eq!(run.coverage_error(), None);
             prop_assert!(rel_error(&run.out, &rmsnorm_reference(&x, &w, n, 1e-6)) <= 1e-5);
+            t.hit();
+            Ok(())
+        },
+    );
+}
+
+/// RMSNorm with 8 and 16 warps per row over rows longer than the staged tiles: the next
+/// `HELD` tiles held in registers across the steps (f32 with 16 warps), any further ones read
+/// twice, the last tile ragged or whole. Every output element written exactly once, within the tolerance of the f64
+/// reference.
+#[test]
+fn rmsnorm_holds_tiles_past_the_staged_ones() {
+    use host::jobs::{rel_error, rmsnorm_reference, rmsnorm_tolerance};
+    use tessel_gpu::real::Real as RmsElem;
+    use tessel_gpu::rmsnorm::RmsNorm;
+    fn tile_n<T: RmsElem>(w: i64) -> i64 {
+        match w {
+            8 => RmsNorm::<T, 8>::TILE_N,
+            _ => RmsNorm::<T, 16>::TILE_N,
+        }
+    }
+    fn held<T: RmsElem>(w: i64) -> i64 {
+        match w {
+            8 => RmsNorm::<T, 8>::HELD,
+            _ => RmsNorm::<T, 16>::HELD,
+        }
+    }
+    let strategy = (
+        1usize..4,
+        (prop::sample::select(vec![8i64, 16]), 0i64..4, 0i64..3),
+        0i64..2,
+        any::<u64>(),
+    );
+    check(
+        "rmsnorm_holds_tiles_past_the_staged_ones",
+        12,
+        1.0,
+        &[],
+        strategy,
+        |(m, (w, staged, more), ragged, seed), t| {
+            let mut rng = Rng::new(seed);
+            // f32: `staged + HELD + 1 + more` tiles (one at least read twice), the last short of 8
+            // elements when ragged
+            let tiles = staged + held::<f32>(w) + 1 + more;
+            let n = tiles * tile_n::<f32>(w) - 8 * ragged;
+            let (x, y): (Vec<f32>, Vec<f32>) = (rng.fill(m * n as usize), rng.fill(n as usize));
+            let run = exec::rmsnorm(&x, &y, m as i64, n, 1e-6, (w, staged), f32::poison());
+            prop_assert_eq!(
+                run.coverage_error(),
+                None,
+                "f32 {}x{} w{} staged {}",
+                m,
+                n,
+                w,
+                staged
+            );
+            prop_assert!(rel_error(&run.out, &rmsnorm_reference(&x, &y, n as usize, 1e-6)) <= 1e-5);
+            let tiles = staged + held::<bf16>(w) + 1 + more;
+            let n = tiles * tile_n::<bf16>(w) - 8 * ragged;
+            let (x, y): (Vec<bf16>, Vec<bf16>) = (rng.fill(m * n as usize), rng.fill(n as usize));
+            let run = exec::rmsnorm(&x, &y, m as i64, n, 1e-6, (w, staged), bf16::poison());
+            prop_assert_eq!(
+                run.coverage_error(),
+                None,
+                "bf16 {}x{} w{} staged {}",
+                m,
+                n,
+                w,
+                staged
+            );
+            let err = rel_error(&run.out, &rmsnorm_reference(&x, &y, n as usize, 1e-6));
+            prop_assert!(err <= rmsnorm_tolerance::<bf16>(), "error {}", err);
             t.hit();
             Ok(())
         },

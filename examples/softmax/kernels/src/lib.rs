@@ -322,6 +322,7 @@ impl<T: Real> Kernel for Softmax<T> {
     type T = T;
     type Shared = V4;
     type Params<E: Engine> = SoftmaxParams<E>;
+    type Carry = f32;
     const COLLECTIVES: &'static [Collective] = &[Collective::WarpMax, Collective::WarpSum];
 
     /// Unit column strides (made static), `x` and `y` of one shape,
