@@ -74,8 +74,8 @@ the same run: rmsnorm 16384x4096, 16384x12288 and 4096x32768 (bf16, f32; in the 
 configuration, else the default, the last column says which); axpby 8192x8192 (bf16, f32; 3 bytes
 moved per element byte); copy 2^26 f32, 2^27 bf16, 2^26+5 f32 (the tuned
 configuration, and the default beside it); transpose 8192x8192 (pad, swizzle,
-pairs and quads, each dtype) and 8191x8193 f32 (each tile, the led kernels of pad and swizzle; the one
-run uses marked `chosen`); gemm bf16 4096^3 and 8192^3 (or the SIZES given, triples M N K) in TFLOP/s beside cuBLAS on the same inputs
+pairs and quads, each dtype) and 8191x8193 (each tile and dtype, the led kernels of pad, swizzle
+and pairs; the one run uses marked `chosen`); gemm bf16 4096^3 and 8192^3 (or the SIZES given, triples M N K) in TFLOP/s beside cuBLAS on the same inputs
 and the mma.sync ceiling (a register-only microbenchmark, 8 and 1 blocks of 8 warps per SM).
 
 --gpus N (N >= 2): no KERNEL times NCCL's all-reduce (2^20 and 2^26 elements, f32 and bf16; algbw
@@ -95,7 +95,7 @@ arguments, 3 no GPU or no PTX for it.";
 pub enum Kernel {
     /// `copy_{f32,f16,bf16}`
     Copy,
-    /// `transpose_{pad,swizzle,pairs,quads}_{f32,f16,bf16}` (and `transpose_{pad,swizzle}_led_*`)
+    /// `transpose_{pad,swizzle,pairs,quads}_{f32,f16,bf16}` (and `transpose_{pad,swizzle,pairs}_led_*`)
     Transpose,
     /// `rmsnorm_{f32,bf16}`
     Rmsnorm,
@@ -1318,20 +1318,31 @@ pub fn bench(a: BenchArgs) -> ExitCode {
                 go(bench_tile::<T>(g, tile, (8192, 8192), r, rng));
             }
         }
+        /// The ragged shape in every tile, the one `run` chooses marked.
+        fn ragged<T: Elem>(
+            g: &Gpu,
+            tuned: &Tuned,
+            r: usize,
+            rng: &mut Rng,
+            go: &mut dyn FnMut(Result<Timing, GpuError>),
+        ) {
+            let (chosen, from) = tuned.tile(T::NAME, true);
+            for tile in Tile::ALL {
+                let t = bench_tile::<T>(g, tile, (8191, 8193), r, rng);
+                go(t.map(|mut t| {
+                    if tile == chosen {
+                        t.config = Some(format!("chosen ({})", source(from)));
+                    }
+                    t
+                }));
+            }
+        }
         both::<f32>(&g, r, &mut rng, &mut go);
         both::<f16>(&g, r, &mut rng, &mut go);
         both::<bf16>(&g, r, &mut rng, &mut go);
-        // the ragged shape in every tile, the chosen one marked
-        let (chosen, from) = tuned.tile(f32::NAME, true);
-        for tile in Tile::ALL {
-            let t = bench_tile::<f32>(&g, tile, (8191, 8193), r, &mut rng);
-            go(t.map(|mut t| {
-                if tile == chosen {
-                    t.config = Some(format!("chosen ({})", source(from)));
-                }
-                t
-            }));
-        }
+        ragged::<f32>(&g, &tuned, r, &mut rng, &mut go);
+        ragged::<f16>(&g, &tuned, r, &mut rng, &mut go);
+        ragged::<bf16>(&g, &tuned, r, &mut rng, &mut go);
     }
     if rows.iter().any(|t| t.is_err()) {
         return ExitCode::FAILURE;
@@ -1619,8 +1630,8 @@ against its host execution; one that fails is not chosen.
              have or in the share that lets 2, 3 or 4 blocks fit on an SM, at 16384x4096,
              16384x12288 and 4096x32768
   transpose  transpose_{pad,swizzle,pairs,quads}_{f32,f16,bf16} at 8192x8192, and at 8191x8193 (output
-             rows that are not whole sectors: the led kernels of pad and swizzle), one choice
-             for each
+             rows that are not whole sectors: the led kernels of pad, swizzle and pairs), one
+             choice for each
   copy       copy_{f32,f16,bf16} (2 atoms of 16 bytes per thread) and copy_a{4,8,16}_*, each
              over a grid of a block per tile and of 16 blocks per SM, 3, 4, 6 or 8 resident per
              SM; bulk_copy_* (sm_90, the copy engine) in chunks of 8, 16 and 32 KiB, 1, 2, 4 or 8

@@ -25,7 +25,9 @@
 //! ([`Transpose::aligned_rows_out`]). It takes the ragged transpose from 72% to 79% of a copy on
 //! the H100 (`docs/perf.md`: partial sectors were only part of what unaligned rows cost). Either
 //! kernel is correct for any strides; the host launches the led one where [`led`] says, so the
-//! other keeps the short body of the aligned case.
+//! other keeps the short body of the aligned case. The pairs' led kernel
+//! ([`TransposePairsLed`], `transpose_pairs_led_<T>`) stages its rows the same way (through
+//! [`Odd`]) and writes each window as pairs.
 
 use crate::ctx::{Collective, Ctx, Geometry, Kernel};
 use crate::mem::{Mem, SwizzleEngine};
@@ -157,6 +159,27 @@ impl<T: Copy> SmemTile<T> for Swizzled<T> {
     }
 }
 
+/// Rows an odd number of elements apart: `(64,64):(65,1)` (for `f32` the same as [`Padded`]).
+/// The tile of the led pair transpose ([`TransposePairsLed`]), whose warps read one column of
+/// rows two apart: words 65 apart for 16-bit elements, in 32 banks whatever row they start at.
+pub struct Odd<T>(PhantomData<T>);
+impl<T: Copy> SmemTile<T> for Odd<T> {
+    const NAME: &'static str = "odd";
+    const LAYOUT: Layout = const_ok!(Layout::from_parts(
+        const_ok!(IntTuple::from_ints(&TILER)),
+        &[TILE + 1, 1]
+    ));
+    const ELEMS: i64 = Self::LAYOUT.cosize();
+    type Engine<M: Mem<T>> = M;
+    #[inline(always)]
+    fn engine<M: Mem<T>>(smem: M) -> M {
+        smem
+    }
+    fn offset(i: i64, j: i64) -> i64 {
+        Self::LAYOUT.dot(&[i, j])
+    }
+}
+
 /// Do `dst`'s rows start at different offsets within a 32-byte sector (a row stride of `T`s
 /// that is not a whole number of sectors)? Then the led transpose (`Transpose<T, S, true>`)
 /// writes each output row's window shifted back to a sector boundary, so that no store writes
@@ -282,7 +305,7 @@ impl<T: Copy + Default, S: SmemTile<T>, const LED: bool> Transpose<T, S, LED> {
         let shifts = [shift(0), shift(2)];
         let s_of = |v: i64| shifts[(PLAN.value(v)[0] / 8 % 2) as usize];
         let mut r = [T::default(); VALUES as usize];
-        if TILE * (bx + 1) <= out_rows && by >= 1 && TILE * (by + 1) <= out_cols {
+        if windows_inside(TILE, c.block, p.dst.shape()) {
             unroll16!(v => {
                 let [jj, ii] = thr.coord(v);
                 r[v as usize] = smem_t.at([jj, Self::LEAD + ii - s_of(v)]).read();
@@ -342,6 +365,14 @@ unsafe fn move_values<T: Copy + Default, A: Mem<T>, B: Mem<T>>(
             a_d[v as usize].write(a_s[v as usize].read());
         });
     }
+}
+
+/// Do all of block `(bx, by)`'s output windows (rows `e bx .. e (bx + 1)`, elements from `e by -
+/// LEAD` to `e (by + 1)`, for `e x e` tiles) lie inside an output of shape `out`? Its rows inside,
+/// `by >= 1` and `e (by + 1)` at most the output's columns.
+#[inline(always)]
+fn windows_inside(e: i64, [bx, by]: [i64; 2], [out_rows, out_cols]: [i64; 2]) -> bool {
+    e * (bx + 1) <= out_rows && by >= 1 && e * (by + 1) <= out_cols
 }
 
 /// The boundary (bytes) the unaligned-output path starts each output row's window at: a 32-byte
@@ -420,6 +451,145 @@ impl<T: Copy + Default, S: SmemTile<T>, const LED: bool> Kernel for Transpose<T,
             let g = p.dst.local_tile(TILER, tile);
             let id = make_coord_tensor(p.dst.shape()).local_tile(TILER, tile);
             move_values(&thr, &smem_t, &g, &id);
+        }
+        carry
+    }
+}
+
+/// The led transpose writing pairs (a [`Kernel`]; the entries `transpose_pairs_led_<T>`): for a
+/// `dst` whose rows are not whole sectors ([`led`]), it stages a sector's worth of input rows
+/// above its 64x64 tile as `Transpose<T, Odd<T>, true>` does and writes output row `j`'s
+/// window `64 by - s_j ..` from the sector it starts at, here as pairs: a warp's store is the 32
+/// pairs of one window (128 bytes of whole sectors for 16-bit elements, where element by element
+/// it was 64). A pair's two elements are read from shared memory one by one (the window's shift
+/// may be odd) from the led tile `(LEAD + 64, 64):(65, 1)`, whose rows an odd number of elements
+/// apart put a warp's reads (one column, rows two apart) in 32 banks for 16-bit elements. Blocks
+/// at the output's edges predicate each element by its coordinate. (A 128x128 tile for 16-bit
+/// elements, as the quads', measured slower: `docs/perf.md`.)
+pub struct TransposePairsLed<T>(PhantomData<T>);
+
+/// The led transpose whose staging, tile and grid [`TransposePairsLed`] shares.
+type OddLed<T> = Transpose<T, Odd<T>, true>;
+
+impl<T: Copy + Default> TransposePairsLed<T> {
+    /// The output tile's partition into the threads' pairs: [`PAIR_IN`]'s (a warp on the 32 pairs
+    /// of one row).
+    const OUT: TvCoords<2> = PAIR_IN;
+    /// The value whose row is 8 below a thread's first (rows 16 apart share a shift: a thread's
+    /// rows `ty + 8k` take the shifts of values 0 and `V8`, by the parity of `k`).
+    const V8: i64 = 1;
+    /// 8 pairs a thread; [`V8`](Self::V8) as said.
+    const _SHAPE: () = assert!(
+        Self::OUT.threads() == THREADS
+            && Self::OUT.values() == 8
+            && Self::OUT.value(Self::V8)[0] == 8
+            && Self::OUT.value(Self::V8)[1] == 0
+    );
+
+    /// Step 1: output row `j = 64 bx + jj`'s window `64 by - s_j .. 64 by - s_j + 64` (`s_j`
+    /// the sector offset of `dst(j, 64 by)`), as pairs `dst(j, 64 by - s_j + 2q ..+ 2)` = input
+    /// rows `64 by - s_j + 2q ..+ 2` of column `j`: led-tile rows `LEAD - s_j + 2q ..+ 2`. The
+    /// windows of a row's blocks tile it. The thread's 8 pairs, their 16 reads before their 8
+    /// stores; inside the output ([`windows_inside`]) without predicates, else each element where
+    /// it lies in the output (a pair straddling its edge written element by element).
+    ///
+    /// # Safety
+    /// As [`Kernel::step`], after [`Transpose::led_rows_in`] and the barrier.
+    #[inline(always)]
+    unsafe fn pair_rows_out<P: Mem<T>, M: Mem<T>>(p: &TransposeParams<P>, c: &Ctx<M>) {
+        let (thr, [bx, by]) = (Self::OUT.get_slice(c.thread), c.block);
+        let smem_t = FlatTensor::new(c.smem, OddLed::<T>::SMEM_LED_T);
+        // 64 is even: whole pairs from the window's sector on
+        let t_d = thr.partition_D(
+            &p.dst
+                .local_tile(TILER, [bx, by])
+                .pairs_along(1)
+                .unwrap_unchecked(),
+        );
+        // `dst(j, 64 by + 2q)`'s sector offset is `s_j + 2q` (mod a sector)
+        let shift = |v: i64| {
+            let [_, q] = thr.coord(v);
+            (t_d.at(v).misalignment(STORE_ALIGN as usize) - 2 * q).rem_euclid(OddLed::<T>::ALIGN)
+        };
+        let shifts = [shift(0), shift(Self::V8)];
+        let s_of = |v: i64| shifts[(Self::OUT.value(v)[0] / 8 % 2) as usize];
+        let out = p.dst.shape();
+        // the thread's 8 pairs (a macro, not a closure: a closure stayed a call with a stack
+        // frame), `inside` constant in each expansion so that the inner blocks' code has none of
+        // the predicates
+        macro_rules! pairs {
+            ($inside:expr) => {{
+                let mut r = [[T::default(); 2]; 8];
+                // which of the pair's elements lie in the output (both, inside it)
+                let mut ok = [[true; 2]; 8];
+                unroll8!(v => {
+                    let [jj, q] = thr.coord(v);
+                    let i = OddLed::<T>::LEAD + 2 * q - s_of(v);
+                    if $inside {
+                        r[v as usize] =
+                            [smem_t.at([jj, i]).read(), smem_t.at([jj, i + 1]).read()];
+                    } else {
+                        // output (j, e) and (j, e + 1)
+                        let (j, e) = (TILE * bx + jj, TILE * by + 2 * q - s_of(v));
+                        unroll2!(h => {
+                            let x = e + h;
+                            ok[v as usize][h as usize] = j < out[0] && x >= 0 && x < out[1];
+                            if ok[v as usize][h as usize] {
+                                r[v as usize][h as usize] = smem_t.at([jj, i + h]).read();
+                            }
+                        });
+                    }
+                });
+                unroll8!(v => {
+                    let d = t_d.at(v).advance(-s_of(v));
+                    match ok[v as usize] {
+                        [true, true] => d.write_pair(r[v as usize]),
+                        [true, false] => d.write(r[v as usize][0]),
+                        [false, true] => d.advance(1).write(r[v as usize][1]),
+                        [false, false] => {}
+                    }
+                });
+            }};
+        }
+        if windows_inside(TILE, c.block, out) {
+            pairs!(true)
+        } else {
+            pairs!(false)
+        }
+    }
+}
+
+impl<T: Copy + Default> Kernel for TransposePairsLed<T> {
+    type T = T;
+    type Shared = T;
+    type Params<P: Engine> = TransposeParams<P>;
+    type Carry = f32;
+    const COLLECTIVES: &'static [Collective] = &[Collective::SyncThreads];
+
+    /// As [`Transpose`]'s.
+    fn prepare<P: Engine>(p: TransposeParams<P>) -> Result<TransposeParams<P>, &'static str> {
+        prepare(p)
+    }
+
+    /// As `Transpose<T, Odd<T>, true>`'s: the led grid and tile.
+    fn geometry<P: Engine>(p: &TransposeParams<P>, sms: i64, smem_limit: i64) -> Geometry {
+        OddLed::<T>::geometry(p, sms, smem_limit)
+    }
+
+    /// Step 0: the input rows into the led tile ([`Transpose::led_rows_in`]); step 1 (after the
+    /// barrier): the output windows as pairs ([`TransposePairsLed::pair_rows_out`]).
+    #[inline(always)]
+    unsafe fn step<P: Mem<T>, M: Mem<T>>(
+        k: usize,
+        p: &TransposeParams<P>,
+        c: &Ctx<M>,
+        carry: f32,
+    ) -> f32 {
+        let () = Self::_SHAPE;
+        if k == 0 {
+            OddLed::<T>::led_rows_in(p, c);
+        } else {
+            Self::pair_rows_out(p, c);
         }
         carry
     }

@@ -9,7 +9,8 @@ use tessel_gpu::ctx::Kernel;
 use tessel_gpu::mem::Gmem;
 use tessel_gpu::rmsnorm::{RmsNorm, RmsParams};
 use tessel_gpu::transpose::{
-    Padded, SmemTile, Swizzled, Transpose, TransposePairs, TransposeParams, TransposeQuads, WIDE,
+    Padded, SmemTile, Swizzled, Transpose, TransposePairs, TransposePairsLed, TransposeParams,
+    TransposeQuads, WIDE,
 };
 
 /// An element type of the kernels.
@@ -31,6 +32,8 @@ pub trait Elem:
     type TransposeSwizzleLed: TransposeKernel<Self>;
     /// The transpose of this type moving pairs of elements.
     type TransposePairs: TransposeKernel<Self>;
+    /// The led transpose of this type writing pairs of elements.
+    type TransposePairsLed: TransposeKernel<Self>;
     /// The transpose of this type moving quads of elements.
     type TransposeQuads: TransposeKernel<Self>;
     /// Rounds `x` to this type.
@@ -53,6 +56,7 @@ impl Elem for f32 {
     type TransposePadLed = Transpose<f32, Padded<f32>, true>;
     type TransposeSwizzleLed = Transpose<f32, Swizzled<f32>, true>;
     type TransposePairs = TransposePairs<f32>;
+    type TransposePairsLed = TransposePairsLed<f32>;
     type TransposeQuads = TransposeQuads<f32>;
     fn from_f64(x: f64) -> Self {
         x as f32
@@ -78,6 +82,7 @@ impl Elem for f16 {
     type TransposePadLed = Transpose<f16, Padded<f16>, true>;
     type TransposeSwizzleLed = Transpose<f16, Swizzled<f16>, true>;
     type TransposePairs = TransposePairs<f16>;
+    type TransposePairsLed = TransposePairsLed<f16>;
     type TransposeQuads = TransposeQuads<f16, WIDE>;
     fn from_f64(x: f64) -> Self {
         f16::from_f64(x)
@@ -103,6 +108,7 @@ impl Elem for bf16 {
     type TransposePadLed = Transpose<bf16, Padded<bf16>, true>;
     type TransposeSwizzleLed = Transpose<bf16, Swizzled<bf16>, true>;
     type TransposePairs = TransposePairs<bf16>;
+    type TransposePairsLed = TransposePairsLed<bf16>;
     type TransposeQuads = TransposeQuads<bf16, WIDE>;
     fn from_f64(x: f64) -> Self {
         bf16::from_f64(x)
@@ -143,7 +149,7 @@ pub trait TransposeTile<T: Elem> {
     /// `T::TransposePad`, `T::TransposeSwizzle`, `T::TransposePairs` or `T::TransposeQuads`.
     type Kernel: TransposeKernel<T>;
     /// The kernel for a `dst` whose rows are not whole sectors (`T::TransposePadLed`,
-    /// `T::TransposeSwizzleLed`; the pairs and quads have none: their `Kernel`).
+    /// `T::TransposeSwizzleLed`, `T::TransposePairsLed`; the quads have none: their `Kernel`).
     type Led: TransposeKernel<T>;
     /// Whether the transpose of `rows` rows into a `dst` of this row stride takes
     /// [`TransposeTile::Led`]: where `dst`'s rows are not whole sectors
@@ -168,15 +174,12 @@ impl<T: Elem> TransposeTile<T> for Swizzled<T> {
     type Led = T::TransposeSwizzleLed;
 }
 /// The transpose moving pairs of adjacent elements ([`TransposePairs`]; its shared tile is
-/// `tessel_gpu::transpose::PAIR_SMEM`).
+/// `tessel_gpu::transpose::PAIR_SMEM`), and its led kernel writing pairs ([`TransposePairsLed`]).
 pub struct Paired<T>(PhantomData<T>);
 impl<T: Elem> TransposeTile<T> for Paired<T> {
     const TILE: &'static str = "pairs";
     type Kernel = T::TransposePairs;
-    type Led = T::TransposePairs;
-    fn led(_: i64, _: i64) -> bool {
-        false
-    }
+    type Led = T::TransposePairsLed;
 }
 /// The transpose moving quads of adjacent elements ([`TransposeQuads`]; its shared tile is
 /// `tessel_gpu::transpose::QUAD_SMEM` under `QUAD_SWIZZLE` for f32, and the wide 128x128

@@ -14,7 +14,9 @@ mod common;
 use common::check;
 use tessel_gpu::copy::{VecCopy, THREADS as COPY_THREADS};
 use tessel_gpu::rmsnorm::WARPS;
-use tessel_gpu::transpose::{Padded, SmemTile, Swizzled, PLAN, THREADS, TILE, TV, VALUES};
+use tessel_gpu::transpose::{
+    Odd, Padded, SmemTile, Swizzled, PAIR_IN, PLAN, THREADS, TILE, TV, VALUES,
+};
 
 fn copy_ok<T: Elem>(n: usize, grid: i64, seed: u64) -> Result<(), TestCaseError> {
     let src: Vec<T> = Rng::new(seed).fill(n);
@@ -123,6 +125,11 @@ fn transpose_at_tile_edges() {
     for (r, c) in [(256, 128), (128, 384), (260, 132), (132, 260), (200, 130)] {
         transpose_ok::<f16, Quads<f16>>(r, c, 8).unwrap();
     }
+    // the led pairs (odd rows: led), blocks inside the output and at its edges
+    for (r, c) in [(257, 260), (301, 520), (519, 300), (385, 129)] {
+        transpose_ok::<bf16, Paired<bf16>>(r, c, 9).unwrap();
+        transpose_ok::<f32, Paired<f32>>(r, c, 9).unwrap();
+    }
 }
 
 /// `L` maps `0..size(L)` one-to-one onto `0..n`.
@@ -222,8 +229,9 @@ fn the_led_kernel_runs_where_rows_are_not_whole_sectors() {
     assert!(!swz(16, 5) && swz(8, 5));
     // the grid: ceil((rows + 8) / 64) <= 65535
     assert!(pad(4_194_231, 4_194_231) && !pad(4_194_239, 4_194_239));
-    // the pairs and quads have no led kernel
-    assert!(!<Paired<f32> as TransposeTile<f32>>::led(8191, 8191));
+    // the pairs' led kernel writes pairs; the quads have none
+    assert!(<Paired<f16> as TransposeTile<f16>>::led(8191, 8191));
+    assert!(!<Paired<f16> as TransposeTile<f16>>::led(8192, 8191));
     assert!(!<Quads<f32> as TransposeTile<f32>>::led(8191, 8191));
 }
 
@@ -236,6 +244,7 @@ fn transpose_takes_any_row_stride() {
         (130, 70, 71, 131),
         (3, 200, 256, 5),
         (128, 130, 132, 136),
+        (300, 290, 293, 301),
     ] {
         transpose_strided_ok::<f32, Padded<f32>>(r, c, ld_in, ld_out, 11);
         transpose_strided_ok::<f32, Swizzled<f32>>(r, c, ld_in, ld_out, 12);
@@ -253,6 +262,8 @@ fn transpose_takes_any_row_stride() {
         transpose_strided_ok::<f32, Forced<Padded<f32>, false>>(r, c, ld_in, ld_out, 18);
         transpose_strided_ok::<bf16, Forced<Swizzled<bf16>, true>>(r, c, ld_in, ld_out, 19);
         transpose_strided_ok::<bf16, Forced<Swizzled<bf16>, false>>(r, c, ld_in, ld_out, 20);
+        transpose_strided_ok::<f16, Forced<Paired<f16>, true>>(r, c, ld_in, ld_out, 22);
+        transpose_strided_ok::<f32, Forced<Paired<f32>, true>>(r, c, ld_in, ld_out, 23);
     }
 }
 
@@ -318,6 +329,40 @@ fn shared_tiles_are_injective_and_conflict_free() {
     smem_conflict_free::<f32, Swizzled<f32>>();
     smem_conflict_free::<f16, Padded<f16>>();
     smem_conflict_free::<f16, Swizzled<f16>>();
+}
+
+/// The led pair transpose's reads of 16-bit elements (its led tile, rows 65 elements apart
+/// ([`Odd`]), read as the output tile): a warp reads one column `a` of the led tile's rows
+/// `r0 + 2 tx + h` (lanes `tx`, element `h` of their pair), from whatever row `r0` the window's
+/// shift gives: as many banks as words. Its step-0 writes, a warp along a row, likewise.
+#[test]
+fn the_led_pairs_read_without_conflicts() {
+    let off = |jj: i64, r: i64| <Odd<u16> as SmemTile<u16>>::offset(r, jj);
+    let lead = 16; // the 16-bit led tile's rows above the tile: a sector's worth
+                   // a warp's lanes are 32 consecutive pairs of one output row
+    for v in [0, 1] {
+        let c: Vec<[i64; 2]> = (0..32).map(|t| PAIR_IN.get_slice(t).coord(v)).collect();
+        assert!(c
+            .iter()
+            .enumerate()
+            .all(|(t, &[r, q])| r == c[0][0] && q == c[0][1] + t as i64));
+    }
+    for a in 0..TILE {
+        for r0 in 0..=lead {
+            for h in 0..2 {
+                let (w, b) = words_and_banks((0..32).map(|tx| off(a, r0 + 2 * tx + h)), 2);
+                assert_eq!(w, b, "column {a} from row {r0}: {w} words in {b} banks");
+            }
+        }
+        for j0 in [0, 32] {
+            let (w, b) = words_and_banks((0..32).map(|k| off(j0 + k, a)), 2);
+            assert_eq!(w, b, "row {a}: {w} words in {b} banks");
+        }
+    }
+    // rows an even number of elements apart (the padded tile's): 2-way conflicts there
+    let pad = |i: i64| <Padded<u16> as SmemTile<u16>>::offset(i, 0);
+    let (w, b) = words_and_banks((0..32).map(|tx| pad(2 * tx)), 2);
+    assert_eq!((w, b), (32, 16));
 }
 
 /// RMSNorm's host execution at random shapes, warps per row and staging depths: every output
