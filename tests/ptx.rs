@@ -107,14 +107,24 @@ fn transpose_shared_offsets_are_immediates() {
 }
 
 /// The transposes' whole-tile path issues the thread's global loads (16 elements, 8 pairs, 4 or
-/// 16 quads) before its first shared store (all in flight at once).
+/// 16 quads) before its first shared store (all in flight at once); the pairs' led kernel stages
+/// elements and stores pairs.
 #[test]
 fn transpose_loads_before_it_stores() {
     for (arch, ptx) in tessel::ptx::PTX {
         for k in KERNELS.iter().filter(|k| k.name.starts_with("transpose")) {
             let body = entry(ptx, k.name);
             let first_store = body.find("st.shared").expect("a shared store");
-            if k.name.starts_with("transpose_pairs") {
+            if k.name.starts_with("transpose_pairs_led") {
+                // staged element by element as the other led kernels (below), the windows
+                // written as pairs
+                let op = if k.name.ends_with("f32") {
+                    "st.global.b64"
+                } else {
+                    "st.global.b32"
+                };
+                assert!(body.contains(op), "{arch} {}: no `{op}`", k.name);
+            } else if k.name.starts_with("transpose_pairs") {
                 // 8 pairs, each one access of twice the element's width (the tiles that move
                 // element by element have loads of their own)
                 let pair = if k.name.ends_with("f32") { 64 } else { 32 };
