@@ -464,7 +464,8 @@ impl<T: Copy + Default, S: SmemTile<T>, const LED: bool> Kernel for Transpose<T,
 /// it was 64). A pair's two elements are read from shared memory one by one (the window's shift
 /// may be odd) from the led tile `(LEAD + 64, 64):(65, 1)`, whose rows an odd number of elements
 /// apart put a warp's reads (one column, rows two apart) in 32 banks for 16-bit elements. Blocks
-/// at the output's edges predicate each element by its coordinate. (A 128x128 tile for 16-bit
+/// at the output's edges write as [`Transpose::aligned_rows_out`] does, element by element (their
+/// own predicated pairs cost 8 registers and a block per SM: `docs/perf.md`). (A 128x128 tile for 16-bit
 /// elements, as the quads', measured slower: `docs/perf.md`.)
 pub struct TransposePairsLed<T>(PhantomData<T>);
 
@@ -490,11 +491,11 @@ impl<T: Copy + Default> TransposePairsLed<T> {
     /// the sector offset of `dst(j, 64 by)`), as pairs `dst(j, 64 by - s_j + 2q ..+ 2)` = input
     /// rows `64 by - s_j + 2q ..+ 2` of column `j`: led-tile rows `LEAD - s_j + 2q ..+ 2`. The
     /// windows of a row's blocks tile it. The thread's 8 pairs, their 16 reads before their 8
-    /// stores; inside the output ([`windows_inside`]) without predicates, else each element where
-    /// it lies in the output (a pair straddling its edge written element by element).
+    /// stores, without predicates.
     ///
     /// # Safety
-    /// As [`Kernel::step`], after [`Transpose::led_rows_in`] and the barrier.
+    /// As [`Kernel::step`], after [`Transpose::led_rows_in`] and the barrier, in a block whose
+    /// windows lie inside the output ([`windows_inside`]).
     #[inline(always)]
     unsafe fn pair_rows_out<P: Mem<T>, M: Mem<T>>(p: &TransposeParams<P>, c: &Ctx<M>) {
         let (thr, [bx, by]) = (Self::OUT.get_slice(c.thread), c.block);
@@ -513,49 +514,13 @@ impl<T: Copy + Default> TransposePairsLed<T> {
         };
         let shifts = [shift(0), shift(Self::V8)];
         let s_of = |v: i64| shifts[(Self::OUT.value(v)[0] / 8 % 2) as usize];
-        let out = p.dst.shape();
-        // the thread's 8 pairs (a macro, not a closure: a closure stayed a call with a stack
-        // frame), `inside` constant in each expansion so that the inner blocks' code has none of
-        // the predicates
-        macro_rules! pairs {
-            ($inside:expr) => {{
-                let mut r = [[T::default(); 2]; 8];
-                // which of the pair's elements lie in the output (both, inside it)
-                let mut ok = [[true; 2]; 8];
-                unroll8!(v => {
-                    let [jj, q] = thr.coord(v);
-                    let i = OddLed::<T>::LEAD + 2 * q - s_of(v);
-                    if $inside {
-                        r[v as usize] =
-                            [smem_t.at([jj, i]).read(), smem_t.at([jj, i + 1]).read()];
-                    } else {
-                        // output (j, e) and (j, e + 1)
-                        let (j, e) = (TILE * bx + jj, TILE * by + 2 * q - s_of(v));
-                        unroll2!(h => {
-                            let x = e + h;
-                            ok[v as usize][h as usize] = j < out[0] && x >= 0 && x < out[1];
-                            if ok[v as usize][h as usize] {
-                                r[v as usize][h as usize] = smem_t.at([jj, i + h]).read();
-                            }
-                        });
-                    }
-                });
-                unroll8!(v => {
-                    let d = t_d.at(v).advance(-s_of(v));
-                    match ok[v as usize] {
-                        [true, true] => d.write_pair(r[v as usize]),
-                        [true, false] => d.write(r[v as usize][0]),
-                        [false, true] => d.advance(1).write(r[v as usize][1]),
-                        [false, false] => {}
-                    }
-                });
-            }};
-        }
-        if windows_inside(TILE, c.block, out) {
-            pairs!(true)
-        } else {
-            pairs!(false)
-        }
+        let mut r = [[T::default(); 2]; 8];
+        unroll8!(v => {
+            let [jj, q] = thr.coord(v);
+            let i = OddLed::<T>::LEAD + 2 * q - s_of(v);
+            r[v as usize] = [smem_t.at([jj, i]).read(), smem_t.at([jj, i + 1]).read()];
+        });
+        unroll8!(v => t_d.at(v).advance(-s_of(v)).write_pair(r[v as usize]));
     }
 }
 
@@ -577,7 +542,9 @@ impl<T: Copy + Default> Kernel for TransposePairsLed<T> {
     }
 
     /// Step 0: the input rows into the led tile ([`Transpose::led_rows_in`]); step 1 (after the
-    /// barrier): the output windows as pairs ([`TransposePairsLed::pair_rows_out`]).
+    /// barrier): the output windows as pairs ([`TransposePairsLed::pair_rows_out`]) in a block
+    /// whose windows lie inside the output, else element by element
+    /// ([`Transpose::aligned_rows_out`]).
     #[inline(always)]
     unsafe fn step<P: Mem<T>, M: Mem<T>>(
         k: usize,
@@ -588,8 +555,10 @@ impl<T: Copy + Default> Kernel for TransposePairsLed<T> {
         let () = Self::_SHAPE;
         if k == 0 {
             OddLed::<T>::led_rows_in(p, c);
-        } else {
+        } else if windows_inside(TILE, c.block, p.dst.shape()) {
             Self::pair_rows_out(p, c);
+        } else {
+            OddLed::<T>::aligned_rows_out(p, c);
         }
         carry
     }
