@@ -34,8 +34,9 @@ KERNEL and its SIZES (positive integers, `_` separators allowed, at most 2^32 el
                          else the default)
   transpose [ROWS COLS]  default 1031 2053; ROWS at most 4194240 (65535 blocks of 64 rows);
                          --dtype f32|f16|bf16|all, --smem pad|swizzle|pairs|quads|all (default: the
-                         tuned tile, else swizzle (16-bit quads); pad where the output's rows
-                         are not whole 32-byte sectors, e.g. odd ROWS: the led kernels)
+                         tuned tile, else swizzle (16-bit quads); pad (16-bit pairs) where the
+                         output's rows are not whole 32-byte sectors, e.g. odd ROWS: the led
+                         kernels)
   rmsnorm [M N]          default 14 4096; N a multiple of 8; --dtype f32|bf16|all (f32 and bf16);
                          --warps 1|2|4|8|16|all (warps per row; default: the tuned configuration
                          for N, else by N); --gpus N splits the rows over GPUs 0..N (M a multiple
@@ -2080,9 +2081,10 @@ mod tests {
     fn the_help_names_the_default_tiles() {
         assert_eq!(Tile::default_for("f32", false), Tile::Swizzle);
         assert_eq!(Tile::default_for("bf16", false), Tile::Quads);
-        assert_eq!(Tile::default_for("f16", true), Tile::Pad);
+        assert_eq!(Tile::default_for("f32", true), Tile::Pad);
+        assert_eq!(Tile::default_for("f16", true), Tile::Pairs);
         assert!(RUN_HELP.contains("16-bit quads"), "{RUN_HELP}");
-        assert!(RUN_HELP.contains("pad where"), "{RUN_HELP}");
+        assert!(RUN_HELP.contains("pad (16-bit pairs) where"), "{RUN_HELP}");
     }
 
     #[test]

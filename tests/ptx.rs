@@ -107,8 +107,8 @@ fn transpose_shared_offsets_are_immediates() {
 }
 
 /// The transposes' whole-tile path issues the thread's global loads (16 elements, 8 pairs, 4 or
-/// 16 quads) before its first shared store (all in flight at once); the pairs' led kernel stages
-/// elements and stores pairs.
+/// 16 quads) before its first shared store (all in flight at once); the pairs' led kernel, its
+/// staged rows' pairs before its first shared pair store.
 #[test]
 fn transpose_loads_before_it_stores() {
     for (arch, ptx) in tessel::ptx::PTX {
@@ -116,14 +116,25 @@ fn transpose_loads_before_it_stores() {
             let body = entry(ptx, k.name);
             let first_store = body.find("st.shared").expect("a shared store");
             if k.name.starts_with("transpose_pairs_led") {
-                // staged element by element as the other led kernels (below), the windows
-                // written as pairs
-                let op = if k.name.ends_with("f32") {
-                    "st.global.b64"
+                // the staged rows as pairs, each thread's 10 (16-bit: 80 rows) or 9 (f32: 72)
+                // loaded before their first shared store (the thread's pair that ends a row
+                // among them or not); the windows written as pairs
+                let (pair, values) = if k.name.ends_with("f32") {
+                    (64, 9)
                 } else {
-                    "st.global.b32"
+                    (32, 10)
                 };
-                assert!(body.contains(op), "{arch} {}: no `{op}`", k.name);
+                let store = format!("st.shared.b{pair}");
+                let first = body.find(&store).expect("a shared pair store");
+                let load = format!("ld.global.b{pair} ");
+                let loads = body[..first].matches(&load).count();
+                assert!(
+                    (values..=values + 1).contains(&loads),
+                    "{arch} {}: {loads} `{load}` before the first `{store}`",
+                    k.name
+                );
+                let op = format!("st.global.b{pair}");
+                assert!(body.contains(&op), "{arch} {}: no `{op}`", k.name);
             } else if k.name.starts_with("transpose_pairs") {
                 // 8 pairs, each one access of twice the element's width (the tiles that move
                 // element by element have loads of their own)

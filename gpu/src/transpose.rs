@@ -26,8 +26,8 @@
 //! the H100 (`docs/perf.md`: partial sectors were only part of what unaligned rows cost). Either
 //! kernel is correct for any strides; the host launches the led one where [`led`] says, so the
 //! other keeps the short body of the aligned case. The pairs' led kernel
-//! ([`TransposePairsLed`], `transpose_pairs_led_<T>`) stages its rows the same way (through
-//! [`Odd`]) and writes each window as pairs.
+//! ([`TransposePairsLed`], `transpose_pairs_led_<T>`) stages the same rows, each read as pairs
+//! from the pair boundary at or below its first column, and writes each window as pairs.
 
 use crate::ctx::{Collective, Ctx, Geometry, Kernel};
 use crate::mem::{Mem, SwizzleEngine};
@@ -159,27 +159,6 @@ impl<T: Copy> SmemTile<T> for Swizzled<T> {
     }
 }
 
-/// Rows an odd number of elements apart: `(64,64):(65,1)` (for `f32` the same as [`Padded`]).
-/// The tile of the led pair transpose ([`TransposePairsLed`]), whose warps read one column of
-/// rows two apart: words 65 apart for 16-bit elements, in 32 banks whatever row they start at.
-pub struct Odd<T>(PhantomData<T>);
-impl<T: Copy> SmemTile<T> for Odd<T> {
-    const NAME: &'static str = "odd";
-    const LAYOUT: Layout = const_ok!(Layout::from_parts(
-        const_ok!(IntTuple::from_ints(&TILER)),
-        &[TILE + 1, 1]
-    ));
-    const ELEMS: i64 = Self::LAYOUT.cosize();
-    type Engine<M: Mem<T>> = M;
-    #[inline(always)]
-    fn engine<M: Mem<T>>(smem: M) -> M {
-        smem
-    }
-    fn offset(i: i64, j: i64) -> i64 {
-        Self::LAYOUT.dot(&[i, j])
-    }
-}
-
 /// Do `dst`'s rows start at different offsets within a 32-byte sector (a row stride of `T`s
 /// that is not a whole number of sectors)? Then the led transpose (`Transpose<T, S, true>`)
 /// writes each output row's window shifted back to a sector boundary, so that no store writes
@@ -231,7 +210,8 @@ impl<T: Copy + Default, S: SmemTile<T>, const LED: bool> Transpose<T, S, LED> {
 
 impl<T: Copy + Default, S: SmemTile<T>, const LED: bool> Transpose<T, S, LED> {
     /// Step 0 when the output's rows are not sector-aligned: block `(bx, by)` stages input rows
-    /// `64 by - LEAD .. 64 by + 64` of its 64 columns in the led tile ([`SMEM_LED`]): the tile as
+    /// `64 by - LEAD .. 64 by + 64` of its 64 columns in the led tile `smem` (`(LEAD + 64, 64)`,
+    /// unit column stride; [`SMEM_LED`] for this kernel): the tile as
     /// in the aligned case, into rows `LEAD..`, then the `LEAD` rows above it, 8 at a time
     /// ([`PLAN8`]: two values a thread), each value predicated by its coordinate.
     ///
@@ -240,15 +220,19 @@ impl<T: Copy + Default, S: SmemTile<T>, const LED: bool> Transpose<T, S, LED> {
     ///
     /// [`SMEM_LED`]: Transpose::SMEM_LED
     #[inline(always)]
-    unsafe fn led_rows_in<E: Mem<T>, M: Mem<T>>(p: &TransposeParams<E>, c: &Ctx<M>) {
+    unsafe fn led_rows_in<E: Mem<T>, M: Mem<T>, L: Mem<T>>(
+        p: &TransposeParams<E>,
+        c: &Ctx<M>,
+        smem: &FlatTensor<L, 2>,
+    ) {
         let (thr, [bx, by]) = (PLAN.get_slice(c.thread), c.block);
-        let smem = FlatTensor::new(S::engine(c.smem), Self::SMEM_LED);
         let id = make_coord_tensor(p.src.shape());
         let tile = [by, bx];
         // rows LEAD.. of the led tile: the aligned case's tile, one sector's rows further on
         let below = FlatTensor::new(
-            S::engine(c.smem).advance(Self::LEAD * Self::SMEM.stride()[0]),
-            Self::SMEM,
+            smem.engine()
+                .advance(Self::LEAD * smem.layout().stride()[0]),
+            FlatLayout::new(TILER, smem.layout().stride()).unwrap_unchecked(),
         );
         move_values(
             &thr,
@@ -289,12 +273,20 @@ impl<T: Copy + Default, S: SmemTile<T>, const LED: bool> Transpose<T, S, LED> {
     /// end inside) moves its values without predicates; the others predicate each value by its
     /// coordinate, both ends.
     ///
+    /// `smem_t` is the led tile read as an output tile, `(column, row)` ([`SMEM_LED_T`] for this
+    /// kernel).
+    ///
     /// # Safety
-    /// As [`Kernel::step`], after [`Transpose::led_rows_in`] and the barrier.
+    /// As [`Kernel::step`], after [`Transpose::led_rows_in`] into the same tile and the barrier.
+    ///
+    /// [`SMEM_LED_T`]: Transpose::SMEM_LED_T
     #[inline(always)]
-    unsafe fn aligned_rows_out<E: Mem<T>, M: Mem<T>>(p: &TransposeParams<E>, c: &Ctx<M>) {
+    unsafe fn aligned_rows_out<E: Mem<T>, M: Mem<T>, L: Mem<T>>(
+        p: &TransposeParams<E>,
+        c: &Ctx<M>,
+        smem_t: &FlatTensor<L, 2>,
+    ) {
         let (thr, [bx, by]) = (PLAN.get_slice(c.thread), c.block);
-        let smem_t = FlatTensor::new(S::engine(c.smem), Self::SMEM_LED_T);
         let g = thr.partition_D(&p.dst.local_tile(TILER, [bx, by]));
         let [out_rows, out_cols] = p.dst.shape();
         // `dst(j, 64 by + ii)`'s sector offset is `s_j + ii` (mod a sector)
@@ -433,9 +425,11 @@ impl<T: Copy + Default, S: SmemTile<T>, const LED: bool> Kernel for Transpose<T,
         let [bx, by] = c.block;
         if LED {
             if k == 0 {
-                Self::led_rows_in(p, c);
+                let smem = FlatTensor::new(S::engine(c.smem), Self::SMEM_LED);
+                Self::led_rows_in(p, c, &smem);
             } else {
-                Self::aligned_rows_out(p, c);
+                let smem_t = FlatTensor::new(S::engine(c.smem), Self::SMEM_LED_T);
+                Self::aligned_rows_out(p, c, &smem_t);
             }
             return carry;
         }
@@ -456,50 +450,198 @@ impl<T: Copy + Default, S: SmemTile<T>, const LED: bool> Kernel for Transpose<T,
     }
 }
 
-/// The led transpose writing pairs (a [`Kernel`]; the entries `transpose_pairs_led_<T>`): for a
-/// `dst` whose rows are not whole sectors ([`led`]), it stages a sector's worth of input rows
-/// above its 64x64 tile as `Transpose<T, Odd<T>, true>` does and writes output row `j`'s
-/// window `64 by - s_j ..` from the sector it starts at, here as pairs: a warp's store is the 32
-/// pairs of one window (128 bytes of whole sectors for 16-bit elements, where element by element
-/// it was 64). A pair's two elements are read from shared memory one by one (the window's shift
-/// may be odd) from the led tile `(LEAD + 64, 64):(65, 1)`, whose rows an odd number of elements
-/// apart put a warp's reads (one column, rows two apart) in 32 banks for 16-bit elements. Blocks
-/// at the output's edges write as [`Transpose::aligned_rows_out`] does, element by element (their
-/// own predicated pairs cost 8 registers and a block per SM: `docs/perf.md`). (A 128x128 tile for 16-bit
-/// elements, as the quads', measured slower: `docs/perf.md`.)
+/// The led transpose moving pairs (a [`Kernel`]; the entries `transpose_pairs_led_<T>`): for a
+/// `dst` whose rows are not whole sectors ([`led`]). As `Transpose<T, S, true>` it stages a
+/// sector's worth of input rows above its 64x64 tile and writes output row `j`'s window
+/// `64 by - s_j ..` from the sector it starts at; here both steps move pairs, one access of twice
+/// the element's width.
+///
+/// - Step 0 ([`TransposePairsLed::pair_rows_in`]) reads each staged input row `r` as the 32 pairs
+///   from the pair boundary at or below its column `64 bx` (`a_r` elements below, 0 or 1), and a
+///   33rd where `a_r = 1`, into the led tile ([`TransposePairsLed::led_tile`]): `(LEAD + 64,
+///   66):(S, 1)`, column `c` holding input column `64 bx - 1 + c`, rows `S` elements apart with
+///   `S` of the parity of `src`'s row stride and a base that puts every pair on a pair boundary.
+///   Where `src`'s rows are an odd number of elements apart (the ragged case), `S = 67`: rows two
+///   apart are 67 words apart, and a warp's column reads in step 1 fall in 32 banks for 16-bit
+///   elements (an even row stride takes `S = 66`, 2-way conflicts there).
+/// - Step 1 ([`TransposePairsLed::pair_rows_out`]) writes each window as 32 pairs, a warp's store
+///   128 bytes of whole sectors for 16-bit elements; a pair's two elements are read from the tile
+///   one by one (the window's shift may be odd).
+///
+/// Blocks whose staged pairs would reach past the input's edges stage element by element
+/// ([`Transpose::led_rows_in`]); blocks whose windows reach past the output's edges write element
+/// by element ([`Transpose::aligned_rows_out`]; predicated pairs there cost 8 registers and a
+/// block per SM: `docs/perf.md`). Before the pairs were staged, 16-bit elements moved at 73-75%
+/// of a copy on the H200 (`docs/perf.md`); a 128x128 tile for 16-bit elements, as the quads',
+/// measured slower.
 pub struct TransposePairsLed<T>(PhantomData<T>);
 
-/// The led transpose whose staging, tile and grid [`TransposePairsLed`] shares.
-type OddLed<T> = Transpose<T, Odd<T>, true>;
+/// The led transpose whose edge paths [`TransposePairsLed`] takes (its shared tile unused).
+type Led<T> = Transpose<T, Padded<T>, true>;
+
+/// (thread, value) -> pair `h + 2m + 80q` of the 16-bit staged rows as `(2, 40, 32)` pairs (row
+/// `2m + h`, pair `q`): thread `(tx, ty)` in `(32, 8)`, value `k` in 10: row `ty + 8k`, pair `tx`.
+/// A warp reads the 32 pairs of a row.
+pub const PAIR_LED_TV16: Layout = const_ok!(Layout::parse("((32,8),10):((80,1),8)"));
+/// As [`PAIR_LED_TV16`] for 32-bit elements, whose 72 staged rows are `(2, 36, 32)` pairs.
+pub const PAIR_LED_TV32: Layout = const_ok!(Layout::parse("((32,8),9):((72,1),8)"));
+
+/// The partition of the staged rows `(2, rows / 2, 32)` by `tv`.
+const fn pair_led_plan(tv: &Layout, rows: i64) -> TvCoords<3> {
+    let tiler = [2, rows / 2, PAIRS];
+    const_ok!(TvCoords::new(
+        &const_ok!(make_tiled_copy_from_tv(
+            tv,
+            &const_ok!(IntTuple::from_ints(&tiler))
+        )),
+        tiler
+    ))
+}
 
 impl<T: Copy + Default> TransposePairsLed<T> {
+    /// Input rows staged: `LEAD` above the tile, and its 64.
+    const ROWS: i64 = Led::<T>::LEAD + TILE;
+    /// The led tile's row: the block's 64 columns and one on either side.
+    const COLS: i64 = TILE + 2;
+    /// Elements of shared memory: `ROWS` rows of at most `COLS + 1` elements, from an offset of
+    /// at most 1.
+    pub const ELEMS: i64 = Self::ROWS * (Self::COLS + 1);
+    /// The staged rows' partition into the threads' pairs.
+    const IN: TvCoords<3> = if core::mem::size_of::<T>() == 2 {
+        pair_led_plan(&PAIR_LED_TV16, Self::ROWS)
+    } else {
+        pair_led_plan(&PAIR_LED_TV32, Self::ROWS)
+    };
     /// The output tile's partition into the threads' pairs: [`PAIR_IN`]'s (a warp on the 32 pairs
     /// of one row).
     const OUT: TvCoords<2> = PAIR_IN;
     /// The value whose row is 8 below a thread's first (rows 16 apart share a shift: a thread's
     /// rows `ty + 8k` take the shifts of values 0 and `V8`, by the parity of `k`).
     const V8: i64 = 1;
-    /// 8 pairs a thread; [`V8`](Self::V8) as said.
+    /// Every staged row's 32 pairs, at most 16 a thread; 8 output pairs a thread, [`V8`](Self::V8)
+    /// as said.
     const _SHAPE: () = assert!(
-        Self::OUT.threads() == THREADS
+        Self::IN.threads() == THREADS
+            && 8 * Self::IN.values() == Self::ROWS
+            && Self::IN.values() <= 16
+            && Self::ROWS <= THREADS
+            && Self::OUT.threads() == THREADS
             && Self::OUT.values() == 8
             && Self::OUT.value(Self::V8)[0] == 8
             && Self::OUT.value(Self::V8)[1] == 0
     );
 
-    /// Step 1: output row `j = 64 bx + jj`'s window `64 by - s_j .. 64 by - s_j + 64` (`s_j`
-    /// the sector offset of `dst(j, 64 by)`), as pairs `dst(j, 64 by - s_j + 2q ..+ 2)` = input
-    /// rows `64 by - s_j + 2q ..+ 2` of column `j`: led-tile rows `LEAD - s_j + 2q ..+ 2`. The
-    /// windows of a row's blocks tile it. The thread's 8 pairs, their 16 reads before their 8
-    /// stores, without predicates.
+    /// The led tile's row stride for a `src` row stride `ld`: [`COLS`](Self::COLS), or one more
+    /// where `ld` is odd (of `ld`'s parity, so that every row's pairs fall on pair boundaries).
+    pub const fn row_stride(ld: i64) -> i64 {
+        Self::COLS + ld.rem_euclid(2)
+    }
+
+    /// Block `(bx, by)`'s led tile: `a = [a_0, a_1]`, the elements from the pair boundary at or
+    /// below `src(64 by - LEAD + h, 64 bx)` to it (rows two apart share it: `2 ld` elements are
+    /// whole pairs), and the tile `(ROWS, COLS):(S, 1)` from element `1 - a_0` of shared memory
+    /// (`S` [`row_stride`](Self::row_stride)), column `c` holding input column `64 bx - 1 + c`.
+    /// Row `2m + h`'s pairs from `a_h` below column `64 bx`, at tile column `1 - a_h`, then start
+    /// on pair boundaries: `1 - a_0 + (2m + h) S + 1 - a_h` is even (`S = ld`, `a_1 = a_0 + ld`
+    /// modulo 2).
+    #[inline(always)]
+    fn led_tile<P: Mem<T>, M: Mem<T>>(
+        p: &TransposeParams<P>,
+        c: &Ctx<M>,
+    ) -> ([i64; 2], FlatTensor<M, 2>) {
+        let [bx, by] = c.block;
+        let ld = p.src.layout().stride()[0];
+        let first = p.src.at([TILE * by - Led::<T>::LEAD, TILE * bx]);
+        let pair = 2 * core::mem::size_of::<T>();
+        let a = [
+            first.misalignment(pair),
+            first.advance(ld).misalignment(pair),
+        ];
+        let shape = [Self::ROWS, Self::COLS];
+        // SAFETY: positive extents, small strides
+        let layout =
+            unsafe { FlatLayout::new(shape, [Self::row_stride(ld), 1]).unwrap_unchecked() };
+        (a, FlatTensor::new(c.smem.advance(1 - a[0]), layout))
+    }
+
+    /// May block `(bx, by)` stage pairs? Its windows lie inside the output ([`windows_inside`]:
+    /// rows `64 by - LEAD .. 64 by + 64` inside the input) and columns `64 bx - 1 ..= 64 bx + 64`
+    /// inside the input.
+    #[inline(always)]
+    fn pairs_inside<P: Engine>(p: &TransposeParams<P>, [bx, by]: [i64; 2]) -> bool {
+        let cols = p.src.shape()[1];
+        windows_inside(TILE, [bx, by], p.dst.shape()) && bx >= 1 && TILE * (bx + 1) < cols
+    }
+
+    /// Step 0 in a block that [may](Self::pairs_inside): the staged rows into the led tile as
+    /// pairs, `(h, m, q)` for pair `q` of row `2m + h` from `a_h` below column `64 bx`, in `src`
+    /// `(2, ROWS / 2, 33):(ld - a_1 + a_0, 2 ld, 2)` and in the tile `(.., ..):(S - a_1 + a_0, 2 S,
+    /// 2)` from column `1 - a_0` of its first row. The thread's [`IN`](Self::IN) pairs, and pair
+    /// 32 of row `t` where `a_t = 1` (threads `t < ROWS`), all loaded before the first store.
     ///
     /// # Safety
-    /// As [`Kernel::step`], after [`Transpose::led_rows_in`] and the barrier, in a block whose
-    /// windows lie inside the output ([`windows_inside`]).
+    /// As [`Kernel::step`], in a block that may stage pairs.
     #[inline(always)]
-    unsafe fn pair_rows_out<P: Mem<T>, M: Mem<T>>(p: &TransposeParams<P>, c: &Ctx<M>) {
+    unsafe fn pair_rows_in<P: Mem<T>, M: Mem<T>>(
+        p: &TransposeParams<P>,
+        c: &Ctx<M>,
+        a: [i64; 2],
+        tile: &FlatTensor<M, 2>,
+    ) {
+        let [bx, by] = c.block;
+        let ld = p.src.layout().stride()[0];
+        let s = tile.layout().stride()[0];
+        let shape = [2, Self::ROWS / 2, PAIRS + 1];
+        let d = a[1] - a[0];
+        let src = FlatTensor::new(
+            p.src
+                .at([TILE * by - Led::<T>::LEAD, TILE * bx])
+                .advance(-a[0]),
+            FlatLayout::new(shape, [ld - d, 2 * ld, 2]).unwrap_unchecked(),
+        );
+        let smem = FlatTensor::new(
+            tile.engine().advance(1 - a[0]),
+            FlatLayout::new(shape, [s - d, 2 * s, 2]).unwrap_unchecked(),
+        );
+        let thr = Self::IN.get_slice(c.thread);
+        let (t_s, t_m) = (thr.partition_S(&src), thr.partition_D(&smem));
+        let n = Self::IN.values();
+        let mut r = [[T::default(); 2]; 16];
+        unroll16!(v => if v < n {
+            r[v as usize] = t_s.at(v).read_pair();
+        });
+        // the pair that ends row `t`'s 64 columns, where they start one element below a pair
+        let [h, m] = [c.thread % 2, c.thread / 2];
+        let last = c.thread < Self::ROWS && if h == 0 { a[0] == 1 } else { a[1] == 1 };
+        let mut e = [T::default(); 2];
+        if last {
+            e = src.at([h, m, PAIRS]).read_pair();
+        }
+        unroll16!(v => if v < n {
+            t_m.at(v).write_pair(r[v as usize]);
+        });
+        if last {
+            smem.at([h, m, PAIRS]).write_pair(e);
+        }
+    }
+
+    /// Step 1 in a block whose windows lie inside the output ([`windows_inside`]): output row `j =
+    /// 64 bx + jj`'s window `64 by - s_j .. 64 by - s_j + 64` (`s_j` the sector offset of `dst(j,
+    /// 64 by)`), as pairs `dst(j, 64 by - s_j + 2q ..+ 2)` = input rows `64 by - s_j + 2q ..+ 2`
+    /// of column `j`: `smem_t(jj, LEAD - s_j + 2q ..+ 2)`, `smem_t` the led tile read as an output
+    /// tile (`(column, row)`). The windows of a row's blocks tile it. The thread's 8 pairs, their
+    /// 16 reads before their 8 stores, without predicates.
+    ///
+    /// # Safety
+    /// As [`Kernel::step`], after step 0 and the barrier, in a block whose windows lie inside the
+    /// output.
+    #[inline(always)]
+    unsafe fn pair_rows_out<P: Mem<T>, M: Mem<T>>(
+        p: &TransposeParams<P>,
+        c: &Ctx<M>,
+        smem_t: &FlatTensor<M, 2>,
+    ) {
         let (thr, [bx, by]) = (Self::OUT.get_slice(c.thread), c.block);
-        let smem_t = FlatTensor::new(c.smem, OddLed::<T>::SMEM_LED_T);
         // 64 is even: whole pairs from the window's sector on
         let t_d = thr.partition_D(
             &p.dst
@@ -510,14 +652,14 @@ impl<T: Copy + Default> TransposePairsLed<T> {
         // `dst(j, 64 by + 2q)`'s sector offset is `s_j + 2q` (mod a sector)
         let shift = |v: i64| {
             let [_, q] = thr.coord(v);
-            (t_d.at(v).misalignment(STORE_ALIGN as usize) - 2 * q).rem_euclid(OddLed::<T>::ALIGN)
+            (t_d.at(v).misalignment(STORE_ALIGN as usize) - 2 * q).rem_euclid(Led::<T>::ALIGN)
         };
         let shifts = [shift(0), shift(Self::V8)];
         let s_of = |v: i64| shifts[(Self::OUT.value(v)[0] / 8 % 2) as usize];
         let mut r = [[T::default(); 2]; 8];
         unroll8!(v => {
             let [jj, q] = thr.coord(v);
-            let i = OddLed::<T>::LEAD + 2 * q - s_of(v);
+            let i = Led::<T>::LEAD + 2 * q - s_of(v);
             r[v as usize] = [smem_t.at([jj, i]).read(), smem_t.at([jj, i + 1]).read()];
         });
         unroll8!(v => t_d.at(v).advance(-s_of(v)).write_pair(r[v as usize]));
@@ -536,14 +678,19 @@ impl<T: Copy + Default> Kernel for TransposePairsLed<T> {
         prepare(p)
     }
 
-    /// As `Transpose<T, Odd<T>, true>`'s: the led grid and tile.
+    /// The led transposes' grid (`ceil((rows + LEAD) / 64)` tiles along the rows), with the led
+    /// tile of [`ELEMS`](Self::ELEMS) elements.
     fn geometry<P: Engine>(p: &TransposeParams<P>, sms: i64, smem_limit: i64) -> Geometry {
-        OddLed::<T>::geometry(p, sms, smem_limit)
+        Geometry {
+            smem_bytes: Self::ELEMS * core::mem::size_of::<T>() as i64,
+            ..Led::<T>::geometry(p, sms, smem_limit)
+        }
     }
 
-    /// Step 0: the input rows into the led tile ([`Transpose::led_rows_in`]); step 1 (after the
-    /// barrier): the output windows as pairs ([`TransposePairsLed::pair_rows_out`]) in a block
-    /// whose windows lie inside the output, else element by element
+    /// Step 0: the staged rows into the led tile as pairs ([`TransposePairsLed::pair_rows_in`])
+    /// where the block may, else element by element ([`Transpose::led_rows_in`]); step 1 (after
+    /// the barrier): the output windows as pairs ([`TransposePairsLed::pair_rows_out`]) in a
+    /// block whose windows lie inside the output, else element by element
     /// ([`Transpose::aligned_rows_out`]).
     #[inline(always)]
     unsafe fn step<P: Mem<T>, M: Mem<T>>(
@@ -553,12 +700,27 @@ impl<T: Copy + Default> Kernel for TransposePairsLed<T> {
         carry: f32,
     ) -> f32 {
         let () = Self::_SHAPE;
+        let (a, tile) = Self::led_tile(p, c);
+        // the block's 64 columns: tile columns 1 .. 65
+        let [s, _] = tile.layout().stride();
+        let cols = tile.engine().advance(1);
         if k == 0 {
-            OddLed::<T>::led_rows_in(p, c);
-        } else if windows_inside(TILE, c.block, p.dst.shape()) {
-            Self::pair_rows_out(p, c);
+            if Self::pairs_inside(p, c.block) {
+                Self::pair_rows_in(p, c, a, &tile);
+            } else {
+                let staged = FlatLayout::new([Self::ROWS, TILE], [s, 1]).unwrap_unchecked();
+                Led::<T>::led_rows_in(p, c, &FlatTensor::new(cols, staged));
+            }
         } else {
-            OddLed::<T>::aligned_rows_out(p, c);
+            let smem_t = FlatTensor::new(
+                cols,
+                FlatLayout::new([TILE, Self::ROWS], [1, s]).unwrap_unchecked(),
+            );
+            if windows_inside(TILE, c.block, p.dst.shape()) {
+                Self::pair_rows_out(p, c, &smem_t);
+            } else {
+                Led::<T>::aligned_rows_out(p, c, &smem_t);
+            }
         }
         carry
     }

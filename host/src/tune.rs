@@ -286,14 +286,16 @@ impl Tile {
         }
     }
     /// The tile without a tuned choice for elements `dtype` (`f32`, `f16`, `bf16`): where the
-    /// output's rows are not whole sectors (`led`) `pad`, whose led kernel ran the ragged f32
-    /// 8191x8193 at 93.3% of copy where swizzle's ran it at 80.3% (H100, session 10; since the
-    /// led kernels' shared shifts both run at 88-89% on the H200, 93% on the H100); else for
-    /// 16-bit elements `quads` (8192²: 93.6-93.8% on the H100, 89.2-89.6% on the H200, pairs
-    /// within 0.3 points, swizzle 65-80%), for f32 `swizzle` (96.2% H100, 94.8-95.2% H200;
-    /// `docs/perf.md`).
+    /// output's rows are not whole sectors (`led`), for 16-bit elements `pairs`, whose led kernel
+    /// stages pairs (8191x8193: 86.6-87.3% of copy on the H200, 92.8-93.1% on the H100, where
+    /// pad's ran at 72.6-73.4% and 85.3-85.8%; session 17), for f32 `pad`, whose led kernel ran
+    /// the ragged f32 8191x8193 at 93.3% where swizzle's ran it at 80.3% (H100, session 10; both
+    /// run at 88-89% on the H200 since their shared shifts, 93% on the H100); else for 16-bit
+    /// elements `quads` (8192²: 93.6-93.8% on the H100, 89.2-89.6% on the H200, pairs within 0.3
+    /// points, swizzle 65-80%), for f32 `swizzle` (96.2% H100, 94.8-95.2% H200; `docs/perf.md`).
     pub fn default_for(dtype: &str, led: bool) -> Self {
         match (led, dtype) {
+            (true, "f16" | "bf16") => Tile::Pairs,
             (true, _) => Tile::Pad,
             (false, "f16" | "bf16") => Tile::Quads,
             (false, _) => Tile::Swizzle,

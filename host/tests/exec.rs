@@ -15,7 +15,7 @@ use common::check;
 use tessel_gpu::copy::{VecCopy, THREADS as COPY_THREADS};
 use tessel_gpu::rmsnorm::WARPS;
 use tessel_gpu::transpose::{
-    Odd, Padded, SmemTile, Swizzled, PAIR_IN, PLAN, THREADS, TILE, TV, VALUES,
+    Padded, SmemTile, Swizzled, TransposePairsLed, PAIR_IN, PLAN, THREADS, TILE, TV, VALUES,
 };
 
 fn copy_ok<T: Elem>(n: usize, grid: i64, seed: u64) -> Result<(), TestCaseError> {
@@ -331,13 +331,14 @@ fn shared_tiles_are_injective_and_conflict_free() {
     smem_conflict_free::<f16, Swizzled<f16>>();
 }
 
-/// The led pair transpose's reads of 16-bit elements (its led tile, rows 65 elements apart
-/// ([`Odd`]), read as the output tile): a warp reads one column `a` of the led tile's rows
-/// `r0 + 2 tx + h` (lanes `tx`, element `h` of their pair), from whatever row `r0` the window's
-/// shift gives: as many banks as words. Its step-0 writes, a warp along a row, likewise.
+/// The led pair transpose's reads of 16-bit elements (its led tile, read as the output tile): a
+/// warp reads one column `a` of the tile's rows `r0 + 2 tx + h` (lanes `tx`, element `h` of their
+/// pair), from whatever row `r0` the window's shift gives. Where `src`'s rows are an odd number
+/// of elements apart (the ragged inputs), the tile's are too, and those reads fall in as many
+/// banks as words; an even row stride gives 2-way conflicts. Its step-0 pair writes, a warp along
+/// a row from either base, likewise in as many banks as words.
 #[test]
 fn the_led_pairs_read_without_conflicts() {
-    let off = |jj: i64, r: i64| <Odd<u16> as SmemTile<u16>>::offset(r, jj);
     let lead = 16; // the 16-bit led tile's rows above the tile: a sector's worth
                    // a warp's lanes are 32 consecutive pairs of one output row
     for v in [0, 1] {
@@ -347,22 +348,51 @@ fn the_led_pairs_read_without_conflicts() {
             .enumerate()
             .all(|(t, &[r, q])| r == c[0][0] && q == c[0][1] + t as i64));
     }
-    for a in 0..TILE {
-        for r0 in 0..=lead {
-            for h in 0..2 {
-                let (w, b) = words_and_banks((0..32).map(|tx| off(a, r0 + 2 * tx + h)), 2);
-                assert_eq!(w, b, "column {a} from row {r0}: {w} words in {b} banks");
-            }
+    let reads = |ld: i64, base: i64| {
+        let s = TransposePairsLed::<u16>::row_stride(ld);
+        // tile column `1 + a` holds the block's column `a`
+        let off = move |a: i64, r: i64| base + r * s + 1 + a;
+        (0..TILE)
+            .flat_map(|a| (0..=lead).flat_map(move |r0| (0..2).map(move |h| (a, r0, h))))
+            .map(|(a, r0, h)| words_and_banks((0..32).map(|tx| off(a, r0 + 2 * tx + h)), 2))
+            .collect::<Vec<_>>()
+    };
+    for base in [0, 1] {
+        assert!(reads(8193, base).iter().all(|&(w, b)| w == b));
+        assert!(reads(8192, base).iter().all(|&(w, b)| w == 2 * b));
+    }
+    let rows = TILE + lead;
+    for (a0, ld) in [0, 1]
+        .into_iter()
+        .flat_map(|a0| [8191, 8192, 8193].map(|ld| (a0, ld)))
+    {
+        // the tile from element `1 - a_0`; row r's pairs from `a_r` elements below its column 0
+        let s = TransposePairsLed::<u16>::row_stride(ld);
+        let a = |r: i64| (a0 + r * ld) % 2;
+        let start = |r: i64| 1 - a0 + r * s + 1 - a(r);
+        for r in 0..rows {
+            assert_eq!(
+                start(r) % 2,
+                0,
+                "ld {ld}, a_0 {a0}: row {r}'s pairs off a pair boundary"
+            );
+            let (w, b) = words_and_banks((0..32).map(|q| start(r) + 2 * q), 2);
+            assert_eq!(
+                (w, b),
+                (32, 32),
+                "ld {ld}: row {r}'s pair writes in {b} banks"
+            );
         }
-        for j0 in [0, 32] {
-            let (w, b) = words_and_banks((0..32).map(|k| off(j0 + k, a)), 2);
-            assert_eq!(w, b, "row {a}: {w} words in {b} banks");
+        // pair 32 of the rows that need it, row t by thread t, a warp at a time
+        for warp in 0..rows / 32 + 1 {
+            let last = (32 * warp..(32 * warp + 32).min(rows)).filter(|&t| a(t) == 1);
+            let (w, b) = words_and_banks(last.map(|t| start(t) + 64), 2);
+            assert_eq!(
+                w, b,
+                "ld {ld}, a_0 {a0}: pair 32 of warp {warp} in {b} banks"
+            );
         }
     }
-    // rows an even number of elements apart (the padded tile's): 2-way conflicts there
-    let pad = |i: i64| <Padded<u16> as SmemTile<u16>>::offset(i, 0);
-    let (w, b) = words_and_banks((0..32).map(|tx| pad(2 * tx)), 2);
-    assert_eq!((w, b), (32, 16));
 }
 
 /// RMSNorm's host execution at random shapes, warps per row and staging depths: every output
