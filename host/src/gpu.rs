@@ -906,7 +906,7 @@ impl Gpu {
     /// `(M,N)` of one shape (any row stride keeping rows 16-byte aligned, unit column stride), `w`
     /// `N:1`, `N` a multiple of the vector width (the kernel's `prepare` names a violated
     /// condition); in the default configuration for `N` ([`RmsConfig::default_for`]: warps per
-    /// row by `N`, rows staged in the shared memory [`Gpu::rmsnorm_smem`] allows).
+    /// row by `N`, rows staged in half of what [`Gpu::rmsnorm_smem`] allows: two blocks per SM).
     pub fn rmsnorm<T: RmsElem>(
         &self,
         x: &DeviceTensor<T>,
