@@ -537,9 +537,9 @@ impl<T: Copy + Default> TransposePairsLed<T> {
         Self::COLS + ld.rem_euclid(2)
     }
 
-    /// Block `(bx, by)`'s led tile: `a = [a_0, a_1]`, the elements from the pair boundary at or
-    /// below `src(64 by - LEAD + h, 64 bx)` to it (rows two apart share it: `2 ld` elements are
-    /// whole pairs), and the tile `(ROWS, COLS):(S, 1)` from element `1 - a_0` of shared memory
+    /// Block `(bx, by)`'s led tile: `src(64 by - LEAD, 64 bx)`, the first staged element; `a =
+    /// [a_0, a_1]`, the elements from the pair boundary at or below `src(64 by - LEAD + h, 64 bx)`
+    /// to it (rows two apart share it: `2 ld` elements are whole pairs); and the tile `(ROWS, COLS):(S, 1)` from element `1 - a_0` of shared memory
     /// (`S` [`row_stride`](Self::row_stride)), column `c` holding input column `64 bx - 1 + c`.
     /// Row `2m + h`'s pairs from `a_h` below column `64 bx`, at tile column `1 - a_h`, then start
     /// on pair boundaries: `1 - a_0 + (2m + h) S + 1 - a_h` is even (`S = ld`, `a_1 = a_0 + ld`
@@ -548,7 +548,7 @@ impl<T: Copy + Default> TransposePairsLed<T> {
     fn led_tile<P: Mem<T>, M: Mem<T>>(
         p: &TransposeParams<P>,
         c: &Ctx<M>,
-    ) -> ([i64; 2], FlatTensor<M, 2>) {
+    ) -> (P, [i64; 2], FlatTensor<M, 2>) {
         let [bx, by] = c.block;
         let ld = p.src.layout().stride()[0];
         let first = p.src.at([TILE * by - Led::<T>::LEAD, TILE * bx]);
@@ -561,7 +561,7 @@ impl<T: Copy + Default> TransposePairsLed<T> {
         // SAFETY: positive extents, small strides
         let layout =
             unsafe { FlatLayout::new(shape, [Self::row_stride(ld), 1]).unwrap_unchecked() };
-        (a, FlatTensor::new(c.smem.advance(1 - a[0]), layout))
+        (first, a, FlatTensor::new(c.smem.advance(1 - a[0]), layout))
     }
 
     /// May block `(bx, by)` stage pairs? Its windows lie inside the output ([`windows_inside`]:
@@ -575,6 +575,7 @@ impl<T: Copy + Default> TransposePairsLed<T> {
 
     /// Step 0 in a block that [may](Self::pairs_inside): the staged rows into the led tile as
     /// pairs, `(h, m, q)` for pair `q` of row `2m + h` from `a_h` below column `64 bx`, in `src`
+    /// (from `first` and `a` of [`led_tile`](Self::led_tile))
     /// `(2, ROWS / 2, 33):(ld - a_1 + a_0, 2 ld, 2)` and in the tile `(.., ..):(S - a_1 + a_0, 2 S,
     /// 2)` from column `1 - a_0` of its first row. The thread's [`IN`](Self::IN) pairs, and pair
     /// 32 of row `t` where `a_t = 1` (threads `t < ROWS`), all loaded before the first store.
@@ -585,18 +586,15 @@ impl<T: Copy + Default> TransposePairsLed<T> {
     unsafe fn pair_rows_in<P: Mem<T>, M: Mem<T>>(
         p: &TransposeParams<P>,
         c: &Ctx<M>,
-        a: [i64; 2],
+        (first, a): (P, [i64; 2]),
         tile: &FlatTensor<M, 2>,
     ) {
-        let [bx, by] = c.block;
         let ld = p.src.layout().stride()[0];
         let s = tile.layout().stride()[0];
         let shape = [2, Self::ROWS / 2, PAIRS + 1];
         let d = a[1] - a[0];
         let src = FlatTensor::new(
-            p.src
-                .at([TILE * by - Led::<T>::LEAD, TILE * bx])
-                .advance(-a[0]),
+            first.advance(-a[0]),
             FlatLayout::new(shape, [ld - d, 2 * ld, 2]).unwrap_unchecked(),
         );
         let smem = FlatTensor::new(
@@ -700,13 +698,13 @@ impl<T: Copy + Default> Kernel for TransposePairsLed<T> {
         carry: f32,
     ) -> f32 {
         let () = Self::_SHAPE;
-        let (a, tile) = Self::led_tile(p, c);
+        let (first, a, tile) = Self::led_tile(p, c);
         // the block's 64 columns: tile columns 1 .. 65
         let [s, _] = tile.layout().stride();
         let cols = tile.engine().advance(1);
         if k == 0 {
             if Self::pairs_inside(p, c.block) {
-                Self::pair_rows_in(p, c, a, &tile);
+                Self::pair_rows_in(p, c, (first, a), &tile);
             } else {
                 let staged = FlatLayout::new([Self::ROWS, TILE], [s, 1]).unwrap_unchecked();
                 Led::<T>::led_rows_in(p, c, &FlatTensor::new(cols, staged));
