@@ -537,10 +537,11 @@ impl<T: Copy + Default> TransposePairsLed<T> {
         Self::COLS + ld.rem_euclid(2)
     }
 
-    /// Block `(bx, by)`'s led tile: `src(64 by - LEAD, 64 bx)`, the first staged element; `a =
-    /// [a_0, a_1]`, the elements from the pair boundary at or below `src(64 by - LEAD + h, 64 bx)`
-    /// to it (rows two apart share it: `2 ld` elements are whole pairs); and the tile `(ROWS, COLS):(S, 1)` from element `1 - a_0` of shared memory
-    /// (`S` [`row_stride`](Self::row_stride)), column `c` holding input column `64 bx - 1 + c`.
+    /// Block `(bx, by)`'s led tile: `first = src(64 by - LEAD, 64 bx)`, the first staged element;
+    /// `a = [a_0, a_1]`, the elements from the pair boundary at or below `src(64 by - LEAD + h,
+    /// 64 bx)` to it (rows two apart share it: `2 ld` elements are whole pairs); and the tile
+    /// `(ROWS, COLS):(S, 1)` from element `1 - a_0` of shared memory (`S`
+    /// [`row_stride`](Self::row_stride)), column `c` holding input column `64 bx - 1 + c`.
     /// Row `2m + h`'s pairs from `a_h` below column `64 bx`, at tile column `1 - a_h`, then start
     /// on pair boundaries: `1 - a_0 + (2m + h) S + 1 - a_h` is even (`S = ld`, `a_1 = a_0 + ld`
     /// modulo 2).
@@ -575,8 +576,8 @@ impl<T: Copy + Default> TransposePairsLed<T> {
 
     /// Step 0 in a block that [may](Self::pairs_inside): the staged rows into the led tile as
     /// pairs, `(h, m, q)` for pair `q` of row `2m + h` from `a_h` below column `64 bx`, in `src`
-    /// (from `first` and `a` of [`led_tile`](Self::led_tile))
-    /// `(2, ROWS / 2, 33):(ld - a_1 + a_0, 2 ld, 2)` and in the tile `(.., ..):(S - a_1 + a_0, 2 S,
+    /// `(2, ROWS / 2, 33):(ld - a_1 + a_0, 2 ld, 2)` from `a_0` below `first` (`first` and `a` as
+    /// [`led_tile`](Self::led_tile) gives them) and in the tile `(.., ..):(S - a_1 + a_0, 2 S,
     /// 2)` from column `1 - a_0` of its first row. The thread's [`IN`](Self::IN) pairs, and pair
     /// 32 of row `t` where `a_t = 1` (threads `t < ROWS`), all loaded before the first store.
     ///
@@ -586,7 +587,8 @@ impl<T: Copy + Default> TransposePairsLed<T> {
     unsafe fn pair_rows_in<P: Mem<T>, M: Mem<T>>(
         p: &TransposeParams<P>,
         c: &Ctx<M>,
-        (first, a): (P, [i64; 2]),
+        first: P,
+        a: [i64; 2],
         tile: &FlatTensor<M, 2>,
     ) {
         let ld = p.src.layout().stride()[0];
@@ -704,7 +706,7 @@ impl<T: Copy + Default> Kernel for TransposePairsLed<T> {
         let cols = tile.engine().advance(1);
         if k == 0 {
             if Self::pairs_inside(p, c.block) {
-                Self::pair_rows_in(p, c, (first, a), &tile);
+                Self::pair_rows_in(p, c, first, a, &tile);
             } else {
                 let staged = FlatLayout::new([Self::ROWS, TILE], [s, 1]).unwrap_unchecked();
                 Led::<T>::led_rows_in(p, c, &FlatTensor::new(cols, staged));
