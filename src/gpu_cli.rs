@@ -14,7 +14,7 @@ use host::gemm;
 use host::gpu::{Gpu, GpuError};
 use host::jobs::{self, Timing, Verdict};
 use host::tp_gemm::{Plan, Sharing, Split};
-use host::tune::{Cache, CopyConfig, DeviceId, Entry, RmsConfig, Tile, VEC_ATOMS};
+use host::tune::{Cache, CopyConfig, DeviceId, Entry, RmsConfig, Tile, TransposeConfig, VEC_ATOMS};
 use tessel::ptx;
 use tessel_gpu::rmsnorm::WARPS;
 use tessel_gpu::transpose::{Padded, Swizzled};
@@ -33,10 +33,10 @@ KERNEL and its SIZES (positive integers, `_` separators allowed, at most 2^32 el
   copy [N]               default 1000003; --dtype f32|f16|bf16|all (the tuned configuration,
                          else the default)
   transpose [ROWS COLS]  default 1031 2053; ROWS at most 4194240 (65535 blocks of 64 rows);
-                         --dtype f32|f16|bf16|all, --smem pad|swizzle|pairs|quads|all (default: the
-                         tuned tile, else swizzle (16-bit quads); pad (16-bit pairs) where the
-                         output's rows are not whole 32-byte sectors, e.g. odd ROWS: the led
-                         kernels)
+                         --dtype f32|f16|bf16|all, --smem pad|swizzle|pairs|quads|all, as many
+                         blocks per SM as fit (default: the tuned configuration, else pairs with
+                         3 blocks per SM (16-bit quads); pad (16-bit pairs) where the output's
+                         rows are not whole 32-byte sectors, e.g. odd ROWS: the led kernels)
   rmsnorm [M N]          default 14 4096; N a multiple of 8; --dtype f32|bf16|all (f32 and bf16);
                          --warps 1|2|4|8|16|all (warps per row; default: the tuned configuration
                          for N, else by N); --gpus N splits the rows over GPUs 0..N (M a multiple
@@ -219,8 +219,8 @@ pub struct RunArgs {
     /// Element type [default: f32]
     #[arg(long, value_enum)]
     dtype: Option<DtypeArg>,
-    /// The transpose's shared tile [default: the tuned one, else swizzle (16-bit: quads), or pad
-    /// where the output's rows are not whole sectors]
+    /// The transpose's shared tile [default: the tuned configuration, else pairs with 3 blocks
+    /// per SM (16-bit: quads), or pad where the output's rows are not whole sectors]
     #[arg(long, value_enum)]
     smem: Option<SmemArg>,
     /// RMSNorm's warps per row [default: the tuned configuration, else by N]
@@ -733,6 +733,10 @@ fn everything() -> Vec<Job> {
                 plan.push(Job::Transpose(d, Some(m), r, c));
             }
         }
+        // the tuned or default configuration (its carveout and blocks per SM)
+        for (r, c) in [(1031, 2053), (4096, 4100)] {
+            plan.push(Job::Transpose(d, None, r, c));
+        }
     }
     plan
 }
@@ -817,15 +821,15 @@ impl Tuned {
         }
     }
 
-    /// The transpose's tile for `dtype` and output rows that are whole sectors or not (`led`),
-    /// and whether it is the tuned one.
-    fn tile(&self, dtype: &str, led: bool) -> (Tile, bool) {
+    /// The transpose's configuration for `dtype` and output rows that are whole sectors or not
+    /// (`led`), and whether it is the tuned one.
+    fn transpose(&self, dtype: &str, led: bool) -> (TransposeConfig, bool) {
         match self
             .lookup(Tile::cache_kernel(led), dtype, 0)
-            .and_then(|e| Tile::parse(&e.config).ok())
+            .and_then(|e| e.config.parse::<TransposeConfig>().ok())
         {
             Some(t) => (t, true),
-            None => (Tile::default_for(dtype, led), false),
+            None => (TransposeConfig::default_for(dtype, led), false),
         }
     }
 }
@@ -948,11 +952,11 @@ fn check(
                 jobs::run_copy::<T>(gpu, n, cfg, rng)
             }
             Job::Transpose(_, m, r, c) => {
-                let tile = match m.and_then(SmemArg::tile) {
-                    Some(t) => t,
-                    None => tuned.tile(T::NAME, led::<T>(Tile::Pad, r)).0,
+                let cfg = match m.and_then(SmemArg::tile) {
+                    Some(t) => TransposeConfig::tile(t),
+                    None => tuned.transpose(T::NAME, led::<T>(Tile::Pad, r)).0,
                 };
-                run_tile::<T>(gpu, tile, (r, c), rng)
+                run_tile::<T>(gpu, cfg, (r, c), rng)
             }
             Job::Rmsnorm(RmsDtype::F32, r, c, w) => rms::<f32>(gpu, tuned, (r, c, w), rng),
             Job::Rmsnorm(RmsDtype::Bf16, r, c, w) => rms::<bf16>(gpu, tuned, (r, c, w), rng),
@@ -1309,41 +1313,37 @@ pub fn bench(a: BenchArgs) -> ExitCode {
         copy::<f32>(&g, &tuned, (1 << 26) + 5, (r, &mut rng), &mut go);
     }
     if which(Kernel::Transpose) {
-        fn both<T: Elem>(
-            g: &Gpu,
-            r: usize,
-            rng: &mut Rng,
-            go: &mut dyn FnMut(Result<Timing, GpuError>),
-        ) {
-            for tile in Tile::ALL {
-                go(bench_tile::<T>(g, tile, (8192, 8192), r, rng));
-            }
-        }
-        /// The ragged shape in every tile, the one `run` chooses marked.
-        fn ragged<T: Elem>(
+        /// The shape in every tile (the driver's carveout, as many blocks as fit), the
+        /// configuration `run` chooses marked, or timed after them where it sets either.
+        fn shape<T: Elem>(
             g: &Gpu,
             tuned: &Tuned,
+            (rows, cols, led): (usize, usize, bool),
             r: usize,
             rng: &mut Rng,
             go: &mut dyn FnMut(Result<Timing, GpuError>),
         ) {
-            let (chosen, from) = tuned.tile(T::NAME, true);
-            for tile in Tile::ALL {
-                let t = bench_tile::<T>(g, tile, (8191, 8193), r, rng);
-                go(t.map(|mut t| {
-                    if tile == chosen {
-                        t.config = Some(format!("chosen ({})", source(from)));
-                    }
+            let (chosen, from) = tuned.transpose(T::NAME, led);
+            let mark = |t: Result<Timing, GpuError>| {
+                t.map(|mut t| {
+                    t.config = Some(format!("{chosen} chosen ({})", source(from)));
                     t
-                }));
+                })
+            };
+            for tile in Tile::ALL {
+                let cfg = TransposeConfig::tile(tile);
+                let t = bench_tile::<T>(g, cfg, (rows, cols), r, rng);
+                go(if cfg == chosen { mark(t) } else { t });
+            }
+            if chosen != TransposeConfig::tile(chosen.tile) {
+                go(mark(bench_tile::<T>(g, chosen, (rows, cols), r, rng)));
             }
         }
-        both::<f32>(&g, r, &mut rng, &mut go);
-        both::<f16>(&g, r, &mut rng, &mut go);
-        both::<bf16>(&g, r, &mut rng, &mut go);
-        ragged::<f32>(&g, &tuned, r, &mut rng, &mut go);
-        ragged::<f16>(&g, &tuned, r, &mut rng, &mut go);
-        ragged::<bf16>(&g, &tuned, r, &mut rng, &mut go);
+        for s in TUNE_TRANSPOSE {
+            shape::<f32>(&g, &tuned, s, r, &mut rng, &mut go);
+            shape::<f16>(&g, &tuned, s, r, &mut rng, &mut go);
+            shape::<bf16>(&g, &tuned, s, r, &mut rng, &mut go);
+        }
     }
     if rows.iter().any(|t| t.is_err()) {
         return ExitCode::FAILURE;
@@ -1576,35 +1576,37 @@ fn bench_all_reduce(a: &BenchArgs) -> ExitCode {
     }
 }
 
-/// Times the transpose of `rows x cols` elements of `T` through `tile`.
+/// Times the transpose of `rows x cols` elements of `T` in configuration `cfg`.
 fn bench_tile<T: Elem>(
     g: &Gpu,
-    tile: Tile,
-    (rows, cols): (usize, usize),
+    cfg: TransposeConfig,
+    rc: (usize, usize),
     r: usize,
     rng: &mut Rng,
 ) -> Result<Timing, GpuError> {
-    match tile {
-        Tile::Pad => jobs::bench_transpose::<T, Padded<T>>(g, rows, cols, r, rng),
-        Tile::Swizzle => jobs::bench_transpose::<T, Swizzled<T>>(g, rows, cols, r, rng),
-        Tile::Pairs => jobs::bench_transpose::<T, Paired<T>>(g, rows, cols, r, rng),
-        Tile::Quads => jobs::bench_transpose::<T, Quads<T>>(g, rows, cols, r, rng),
+    let k = (cfg.carveout, cfg.resident);
+    match cfg.tile {
+        Tile::Pad => jobs::bench_transpose::<T, Padded<T>>(g, rc, k, r, rng),
+        Tile::Swizzle => jobs::bench_transpose::<T, Swizzled<T>>(g, rc, k, r, rng),
+        Tile::Pairs => jobs::bench_transpose::<T, Paired<T>>(g, rc, k, r, rng),
+        Tile::Quads => jobs::bench_transpose::<T, Quads<T>>(g, rc, k, r, rng),
     }
 }
 
-/// Checks the transpose of `rows x cols` elements of `T` through `tile` against its host
+/// Checks the transpose of `rows x cols` elements of `T` in configuration `cfg` against its host
 /// execution.
 fn run_tile<T: Elem>(
     gpu: Option<&Gpu>,
-    tile: Tile,
-    (rows, cols): (usize, usize),
+    cfg: TransposeConfig,
+    rc: (usize, usize),
     rng: &mut Rng,
 ) -> Result<Verdict, GpuError> {
-    match tile {
-        Tile::Pad => jobs::run_transpose::<T, Padded<T>>(gpu, rows, cols, rng),
-        Tile::Swizzle => jobs::run_transpose::<T, Swizzled<T>>(gpu, rows, cols, rng),
-        Tile::Pairs => jobs::run_transpose::<T, Paired<T>>(gpu, rows, cols, rng),
-        Tile::Quads => jobs::run_transpose::<T, Quads<T>>(gpu, rows, cols, rng),
+    let k = (cfg.carveout, cfg.resident);
+    match cfg.tile {
+        Tile::Pad => jobs::run_transpose::<T, Padded<T>>(gpu, rc, k, rng),
+        Tile::Swizzle => jobs::run_transpose::<T, Swizzled<T>>(gpu, rc, k, rng),
+        Tile::Pairs => jobs::run_transpose::<T, Paired<T>>(gpu, rc, k, rng),
+        Tile::Quads => jobs::run_transpose::<T, Quads<T>>(gpu, rc, k, rng),
     }
 }
 
@@ -1615,7 +1617,7 @@ pub enum TuneKernel {
     Copy,
     /// warps per row and staging, per type and N (4096, 12288, 32768)
     Rmsnorm,
-    /// the shared tile (pad, swizzle, pairs, quads), per type, for output rows of whole sectors and not
+    /// the shared tile (pad, swizzle, pairs, quads), shared-memory carveout and blocks per SM, per type, for output rows of whole sectors and not
     Transpose,
     /// both
     All,
@@ -1630,9 +1632,11 @@ against its host execution; one that fails is not chosen.
   rmsnorm    rmsnorm_w{1,2,4,8,16}_{f32,bf16}, each staging in all the shared memory a block may
              have or in the share that lets 2, 3 or 4 blocks fit on an SM, at 16384x4096,
              16384x12288 and 4096x32768
-  transpose  transpose_{pad,swizzle,pairs,quads}_{f32,f16,bf16} at 8192x8192, and at 8191x8193 (output
-             rows that are not whole sectors: the led kernels of pad, swizzle and pairs), one
-             choice for each
+  transpose  transpose_{pad,swizzle,pairs,quads}_{f32,f16,bf16}, each with the driver's
+             shared-memory carveout and with 72% (sm_90: 164 KiB of shared memory per SM, the
+             rest L1), and with as many blocks per SM as fit, 3 or 4 (each asking for shared
+             memory it leaves unused), at 8192x8192, and at 8191x8193 (output rows that are not
+             whole sectors: the led kernels), one choice for each
   copy       copy_{f32,f16,bf16} (2 atoms of 16 bytes per thread) and copy_a{4,8,16}_*, each
              over a grid of a block per tile and of 16 blocks per SM, 3, 4, 6 or 8 resident per
              SM; bulk_copy_* (sm_90, the copy engine) in chunks of 8, 16 and 32 KiB, 1, 2, 4 or 8
@@ -1835,23 +1839,25 @@ pub fn tune(a: TuneArgs) -> ExitCode {
         }
     }
     if which(TuneKernel::Transpose) {
-        let total = 3 * TUNE_TRANSPOSE.len() * Tile::ALL.len();
+        let cands = TransposeConfig::candidates();
+        let total = 3 * TUNE_TRANSPOSE.len() * cands.len();
         let mut k = 0;
         fn tiles<T: Elem>(
             g: &Gpu,
+            cands: &[TransposeConfig],
             (rows, cols, led): (usize, usize, bool),
             r: usize,
             rng: &mut Rng,
         ) -> Vec<Tried> {
-            Tile::ALL
-                .into_iter()
-                .map(|tile| {
-                    let name = tile.name().to_string();
+            cands
+                .iter()
+                .map(|&cfg| {
+                    let name = cfg.to_string();
                     // checked at a shape of the same kind (led or not) as the timed one
                     let check_rows = if led { 63 } else { 64 };
-                    let check = run_tile::<T>(Some(g), tile, (check_rows, 65), rng);
+                    let check = run_tile::<T>(Some(g), cfg, (check_rows, 65), rng);
                     let t = match check {
-                        Ok(v) if v.ok => bench_tile::<T>(g, tile, (rows, cols), r, rng)
+                        Ok(v) if v.ok => bench_tile::<T>(g, cfg, (rows, cols), r, rng)
                             .map(|mut t| {
                                 t.config = Some(name.clone());
                                 t
@@ -1866,9 +1872,9 @@ pub fn tune(a: TuneArgs) -> ExitCode {
         }
         for shape @ (rows, cols, led) in TUNE_TRANSPOSE {
             for (dtype, tried) in [
-                (f32::NAME, tiles::<f32>(&g, shape, r, &mut rng)),
-                (f16::NAME, tiles::<f16>(&g, shape, r, &mut rng)),
-                (bf16::NAME, tiles::<bf16>(&g, shape, r, &mut rng)),
+                (f32::NAME, tiles::<f32>(&g, &cands, shape, r, &mut rng)),
+                (f16::NAME, tiles::<f16>(&g, &cands, shape, r, &mut rng)),
+                (bf16::NAME, tiles::<bf16>(&g, &cands, shape, r, &mut rng)),
             ] {
                 let what = format!("transpose_{dtype} {rows}x{cols}");
                 for t in &tried {
@@ -1876,9 +1882,9 @@ pub fn tune(a: TuneArgs) -> ExitCode {
                     progress(k, total, &what, t);
                     failed |= t.1.is_err();
                 }
-                let default = Tile::default_for(dtype, led).name();
+                let default = TransposeConfig::default_for(dtype, led).to_string();
                 let key = (Tile::cache_kernel(led), dtype, 0);
-                if let Some(b) = best(&device, key, &tried, default) {
+                if let Some(b) = best(&device, key, &tried, &default) {
                     println!("{}", b.1);
                     found.push(b.0);
                 }
@@ -1966,7 +1972,7 @@ mod tests {
                 .map(|&w| Job::Rmsnorm(RmsDtype::F32, 14, 4096, Some(w)))
                 .collect())
         );
-        assert_eq!(plan_of(&["all", "--seed", "3"]).map(|p| p.len()), Ok(162));
+        assert_eq!(plan_of(&["all", "--seed", "3"]).map(|p| p.len()), Ok(168));
         assert_eq!(
             plan_of(&["rmsnorm", "6", "64", "--gpus", "2", "--dtype", "bf16"]),
             Ok(vec![Job::Sharded(RmsDtype::Bf16, 6, 64, None, 2)])
@@ -2079,7 +2085,12 @@ mod tests {
 
     #[test]
     fn the_help_names_the_default_tiles() {
-        assert_eq!(Tile::default_for("f32", false), Tile::Swizzle);
+        assert_eq!(Tile::default_for("f32", false), Tile::Pairs);
+        assert_eq!(
+            TransposeConfig::default_for("f32", false).to_string(),
+            "pairs/r3"
+        );
+        assert_eq!(TransposeConfig::default_for("f32", true).to_string(), "pad");
         assert_eq!(Tile::default_for("bf16", false), Tile::Quads);
         assert_eq!(Tile::default_for("f32", true), Tile::Pad);
         assert_eq!(Tile::default_for("f16", true), Tile::Pairs);

@@ -3,7 +3,7 @@
 //! random: each test prints its seed, and `TESSEL_SEED=N` replays it.
 
 use half::{bf16, f16};
-use host::elem::{Elem, Quads, Rng};
+use host::elem::{Elem, Paired, Quads, Rng};
 use host::gpu::{Gpu, GpuError};
 use host::jobs;
 use host::tune::CopyConfig;
@@ -48,15 +48,26 @@ fn copy_matches_the_host_execution() {
 fn transpose_matches_the_host_execution() {
     let Some(g) = gpu() else { return };
     let mut rng = seeded("transpose_matches_the_host_execution");
-    for (r, c) in [(1, 1), (63, 65), (64, 64), (1031, 2053), (256, 320)] {
-        let v = jobs::run_transpose::<f32, Padded<f32>>(Some(&g), r, c, &mut rng).unwrap();
+    // the driver's shared-memory carveout and residency, 44% and 3 blocks per SM, 1% (one block
+    // of a 16 KiB tile per SM) and 1 block
+    for (k, rc) in [(1, 1), (63, 65), (64, 64), (1031, 2053), (256, 320)]
+        .into_iter()
+        .enumerate()
+    {
+        let r = [(0, 0), (44, 3), (1, 1)][k % 3];
+        let v = jobs::run_transpose::<f32, Padded<f32>>(Some(&g), rc, r, &mut rng).unwrap();
         assert!(v.ok, "{}", v.line);
-        let v = jobs::run_transpose::<bf16, Swizzled<bf16>>(Some(&g), r, c, &mut rng).unwrap();
+        let v = jobs::run_transpose::<bf16, Swizzled<bf16>>(Some(&g), rc, r, &mut rng).unwrap();
         assert!(v.ok, "{}", v.line);
-        let v = jobs::run_transpose::<f16, Quads<f16>>(Some(&g), r, c, &mut rng).unwrap();
+        let v = jobs::run_transpose::<f16, Quads<f16>>(Some(&g), rc, r, &mut rng).unwrap();
         assert!(v.ok, "{}", v.line);
-        let v = jobs::run_transpose::<f32, Quads<f32>>(Some(&g), r, c, &mut rng).unwrap();
+        let v = jobs::run_transpose::<f32, Quads<f32>>(Some(&g), rc, r, &mut rng).unwrap();
         assert!(v.ok, "{}", v.line);
+    }
+    for cr in [(101, 0), (0, 9), (-1, 0)] {
+        let e = jobs::run_transpose::<f32, Paired<f32>>(Some(&g), (64, 64), cr, &mut rng);
+        let e = e.unwrap_err().to_string();
+        assert!(e.contains("0 (the driver's choice) to 100 %, not"), "{e}");
     }
 }
 

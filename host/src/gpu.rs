@@ -18,7 +18,7 @@ use tessel_gpu::copy::{resident_smem, BulkCopyParams, CopyParams, VecCopy, ATOMS
 use tessel_gpu::ctx::{Entry, Geometry, KernelInfo};
 
 pub use crate::module::Module;
-use crate::tune::{CopyConfig, RmsConfig, VEC_ATOMS};
+use crate::tune::{fewest_smem, CopyConfig, RmsConfig, VEC_ATOMS};
 use tessel_gpu::mem::Gmem;
 use tessel_gpu::rmsnorm::RmsParams;
 use tessel_gpu::transpose::TransposeParams;
@@ -306,14 +306,36 @@ pub struct Gpu {
     memory: [i64; 2],
 }
 
+/// The arch (`.target sm_XX`) and text of the PTX file `path`; `Err` names the file and what is
+/// missing.
+fn ptx_file(path: &std::path::Path) -> Result<(String, String)> {
+    let bad = |why: String| GpuError::Invalid(format!("TESSEL_PTX={}: {why}", path.display()));
+    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    let arch = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix(".target "))
+        .and_then(|t| t.split([',', ' ']).next())
+        .ok_or_else(|| bad("no `.target sm_XX` line: not PTX".into()))?
+        .to_string();
+    Ok((arch, text))
+}
+
 impl Gpu {
     /// Opens device `ordinal` and loads tessel's own kernels from the PTX built for the newest
     /// arch in `ptx` (pairs of `sm_XX` and PTX text: `tessel::ptx::PTX`) that the device runs.
     /// A program with kernels of its own opens the device with [`Gpu::device`] and loads them
     /// with [`Gpu::load`].
+    ///
+    /// `TESSEL_PTX=<file>` loads that PTX instead, for the arch its `.target` line names (a kernel
+    /// change tried without rebuilding the host: it must define every kernel the host launches).
     pub fn open(ordinal: usize, ptx: &[(&str, &str)]) -> Result<Self> {
         let mut gpu = Self::device(ordinal)?;
-        let (arch, text) = gpu.pick_ptx(ptx)?;
+        let file = match std::env::var_os("TESSEL_PTX").filter(|v| !v.is_empty()) {
+            Some(path) => Some(ptx_file(std::path::Path::new(&path))?),
+            None => None,
+        };
+        let table = file.as_ref().map(|(a, t)| [(a.as_str(), t.as_str())]);
+        let (arch, text) = gpu.pick_ptx(table.as_ref().map_or(ptx, |t| &t[..]))?;
         let best_90a = arch.sm == 90 && arch.specific;
         let module = gpu
             .ctx
@@ -891,15 +913,58 @@ impl Gpu {
         src: &DeviceTensor<T>,
         dst: &mut DeviceTensor<T>,
     ) -> Result<()> {
+        self.transpose_with::<T, S>(src, dst, 0, 0)
+    }
+
+    /// [`Gpu::transpose`] with the kernel's preferred shared-memory carveout `carveout` % (0: the
+    /// driver's choice) and, where `resident` is not 0, each block asking for at least
+    /// [`fewest_smem`] bytes, so that no more than `resident` fit on a multiprocessor (the fields
+    /// of a [`crate::tune::TransposeConfig`] beside its tile, `S`). `Err` names the condition they or the
+    /// tensors break.
+    pub fn transpose_with<T: Elem, S: TransposeTile<T>>(
+        &self,
+        src: &DeviceTensor<T>,
+        dst: &mut DeviceTensor<T>,
+        carveout: i64,
+        resident: i64,
+    ) -> Result<()> {
+        if !(0..=100).contains(&carveout) || !(0..=8).contains(&resident) {
+            return Err(GpuError::Invalid(format!(
+                "transpose: a shared-memory carveout of 0 (the driver's choice) to 100 %, not \
+                 {carveout}, and 0 (as many as fit) to 8 blocks resident per SM, not {resident}"
+            )));
+        }
         let p = TransposeParams {
             src: src.param("src")?,
             dst: dst.param("dst")?,
         };
         if S::led(p.dst.layout().stride()[0], p.src.shape()[0]) {
-            self.launch::<S::Led>(p)
+            self.launch_config::<S::Led>(p, [carveout, resident])
         } else {
-            self.launch::<S::Kernel>(p)
+            self.launch_config::<S::Kernel>(p, [carveout, resident])
         }
+    }
+
+    /// [`Gpu::launch`] of a transpose kernel `K`: its preferred carveout set first (`-1`, the
+    /// driver's choice, for 0, so that no earlier launch's preference stays), its shared memory
+    /// raised to [`fewest_smem`] for `resident` where that is not 0.
+    fn launch_config<K: Entry>(
+        &self,
+        p: K::Params<Gmem<K::T>>,
+        [carveout, resident]: [i64; 2],
+    ) -> Result<()> {
+        let (p, mut g) = crate::module::prepare::<K>(p, i64::from(self.sms), self.rmsnorm_smem)?;
+        if resident > 0 {
+            g.smem_bytes = g.smem_bytes.max(fewest_smem(self.rmsnorm_smem, resident));
+        }
+        let pref = if carveout == 0 { -1 } else { carveout as i32 };
+        self.function(K::NAME)?
+            .set_attribute(
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                pref,
+            )
+            .ctx(|| format!("{}: shared-memory carveout {pref}", K::NAME))?;
+        self.launch_entry(K::NAME, g, p)
     }
 
     /// `y = x / sqrt(mean(x^2) + eps) * w` row by row with an `rmsnorm_<T>` kernel: `x` and `y`
@@ -1181,5 +1246,27 @@ mod tests {
         // negative strides reach below the offset
         assert!(check_inside(8, 7, &l("8:-1")).is_ok());
         assert!(check_inside(8, 6, &l("8:-1")).is_err());
+    }
+
+    #[test]
+    fn a_ptx_file_names_its_arch() {
+        let dir = std::env::temp_dir().join(format!("tessel-ptx-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let write = |name: &str, text: &str| {
+            let p = dir.join(name);
+            std::fs::write(&p, text).unwrap();
+            p
+        };
+        let good = write(
+            "a.ptx",
+            "//\n.version 8.3\n.target sm_90a\n.address_size 64\n",
+        );
+        assert_eq!(ptx_file(&good).unwrap().0, "sm_90a");
+        let two = write("b.ptx", ".version 8.3\n.target sm_80, debug\n");
+        assert_eq!(ptx_file(&two).unwrap().0, "sm_80");
+        let err = |p: &std::path::Path| ptx_file(p).unwrap_err().to_string();
+        assert!(err(&write("c.ptx", ".version 8.3\n")).contains("no `.target sm_XX` line"));
+        assert!(err(&dir.join("missing.ptx")).contains("TESSEL_PTX="));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -132,11 +132,13 @@ pub fn run_copy<T: Elem>(
     ))
 }
 
-/// The transpose of a random `rows x cols` matrix through shared tile `S`.
+/// The transpose of a random `rows x cols` matrix through shared tile `S`, with shared-memory
+/// carveout and blocks resident per SM `(carveout, resident)` (0: the driver's, as many as fit;
+/// [`Gpu::transpose_with`]).
 pub fn run_transpose<T: Elem, S: TransposeTile<T>>(
     gpu: Option<&Gpu>,
-    rows: usize,
-    cols: usize,
+    (rows, cols): (usize, usize),
+    (carveout, resident): (i64, i64),
     rng: &mut Rng,
 ) -> Result<Verdict> {
     if rows == 0 || cols == 0 {
@@ -156,12 +158,17 @@ pub fn run_transpose<T: Elem, S: TransposeTile<T>>(
             let lin = layouts(rows, cols)?;
             let s = g.upload(&src, lin.0)?;
             let mut d = g.filled(lin.1, T::poison())?;
-            g.transpose::<T, S>(&s, &mut d)?;
+            g.transpose_with::<T, S>(&s, &mut d, carveout, resident)?;
             g.sync()?;
             Some(g.download(&d)?)
         }
     };
-    let what = format!("transpose_{} {} {rows}x{cols}", S::TILE, T::NAME);
+    let what = format!(
+        "transpose_{}{} {} {rows}x{cols}",
+        S::TILE,
+        knobs(carveout, resident),
+        T::NAME
+    );
     Ok(finish(what, &host, &want, device))
 }
 
@@ -279,19 +286,38 @@ pub fn bench_copy<T: Elem>(
     Ok(out)
 }
 
-/// Times the transpose of `rows x cols` through shared tile `S` and a memcpy of the same bytes.
+/// Times the transpose of `rows x cols` through shared tile `S` with shared-memory carveout and
+/// blocks resident per SM `(carveout, resident)` (0: the driver's, as many as fit), and a memcpy
+/// of the same bytes.
 pub fn bench_transpose<T: Elem, S: TransposeTile<T>>(
     g: &Gpu,
-    rows: usize,
-    cols: usize,
+    (rows, cols): (usize, usize),
+    (carveout, resident): (i64, i64),
     reps: usize,
     rng: &mut Rng,
 ) -> Result<Timing> {
     let (lin, lout) = layouts(rows, cols)?;
     let s = g.upload(&rng.fill::<T>(rows * cols), lin)?;
     let mut d = g.filled(lout, T::poison())?;
-    let what = format!("transpose_{}_{} {rows}x{cols}", S::TILE, T::NAME);
-    timed(g, what, reps, &s, &mut d, |d| g.transpose::<T, S>(&s, d))
+    let what = format!(
+        "transpose_{}_{}{} {rows}x{cols}",
+        S::TILE,
+        T::NAME,
+        knobs(carveout, resident)
+    );
+    timed(g, what, reps, &s, &mut d, |d| {
+        g.transpose_with::<T, S>(&s, d, carveout, resident)
+    })
+}
+
+/// A transpose's carveout and residency in its name: `/c<carveout>`, `/r<resident>`, each left
+/// out where 0 (as [`crate::tune::TransposeConfig`] prints them).
+fn knobs(carveout: i64, resident: i64) -> String {
+    let c = [('c', carveout), ('r', resident)];
+    c.iter()
+        .filter(|(_, v)| *v != 0)
+        .map(|(k, v)| format!("/{k}{v}"))
+        .collect()
 }
 
 /// `y = x / sqrt(mean(x^2) + eps) * w` in f64, from the same (rounded) inputs.

@@ -300,13 +300,15 @@ impl Tile {
     /// the ragged f32 8191x8193 at 93.3% where swizzle's ran it at 80.3% (H100, session 10; both
     /// run at 88-89% on the H200 since their shared shifts, 93% on the H100); else for 16-bit
     /// elements `quads` (8192²: 93.6-93.8% on the H100, 89.2-89.6% on the H200, pairs within 0.3
-    /// points, swizzle 65-80%), for f32 `swizzle` (96.2% H100, 94.8-95.2% H200; `docs/perf.md`).
+    /// points, swizzle 65-80%), for f32 `pairs` (3 blocks per SM, [`TransposeConfig::default_for`]:
+    /// 97.0-97.1% H100, 95.5% H200, where swizzle, the default before, ran at 96.1% and
+    /// 95.0-95.1%; session 19, `docs/perf.md`).
     pub fn default_for(dtype: &str, led: bool) -> Self {
         match (led, dtype) {
             (true, "f16" | "bf16") => Tile::Pairs,
             (true, _) => Tile::Pad,
             (false, "f16" | "bf16") => Tile::Quads,
-            (false, _) => Tile::Swizzle,
+            (false, _) => Tile::Pairs,
         }
     }
     /// The cache's kernel field of a transpose's tile: `transpose` for output rows of whole
@@ -324,6 +326,142 @@ impl Tile {
             .into_iter()
             .find(|t| t.name() == s)
             .ok_or_else(|| format!("a transpose tile is pad, swizzle, pairs or quads, not {s:?}"))
+    }
+}
+
+/// A transpose's configuration: its shared tile, the shared-memory carveout its kernel prefers
+/// (`carveout`, 0: the driver's choice; else 1 to 100, the percentage of a multiprocessor's
+/// unified L1 / shared storage that may go to shared memory: the rest is L1) and the blocks
+/// resident per multiprocessor (`resident`, 0: as many as fit; else 1 to 8, each block asking
+/// for the least shared memory that keeps one more from fitting, [`fewest_smem`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TransposeConfig {
+    /// The shared tile.
+    pub tile: Tile,
+    /// The preferred shared-memory carveout: 0 (the driver's choice) or 1 to 100 (%).
+    pub carveout: i64,
+    /// Blocks resident per multiprocessor: 0 (as many as fit) or 1 to 8.
+    pub resident: i64,
+}
+
+/// The shared memory a block asks for so that at most `resident` of them fit on a
+/// multiprocessor whose blocks may have `smem` bytes, and no more than it takes: one byte more
+/// than `resident + 1` blocks could each have ([`per_block`]). Unlike the copy's
+/// `resident_smem` (the most that `resident` blocks could have) it leaves the rest of the
+/// storage to L1: on the H200, 3 blocks of the f32 pairs tile asking for 56 KiB ran at
+/// 95.2-95.5% of copy, 3 of 72 KiB at 91-92% (`docs/perf.md`).
+///
+/// Post-condition: `resident + 1` blocks of it do not fit; for `resident >= 1` and a tile of at
+/// most that size, `resident` do (`resident (fewest_smem + 1024) <= smem + 1024`).
+pub fn fewest_smem(smem: i64, resident: i64) -> i64 {
+    (per_block(smem, resident.max(1) + 1) + 1).min(smem)
+}
+
+/// Blocks per SM of the f32 transpose without a tuned choice (output rows of whole sectors):
+/// with 3 of the pairs tile (48 KiB of loads in flight per SM) it ran 0.5 points faster on the
+/// H200 and 1 point faster on the H100 than with as many as fit (8), and than swizzle
+/// (`docs/perf.md`, session 19).
+pub const F32_RESIDENT: i64 = 3;
+
+/// The carveouts and residencies the tuner tries for each transpose tile (0: the driver's
+/// carveout, as many blocks as fit). On sm_90 a multiprocessor's shared memory is 0, 8, 16,
+/// 32, 64, 100, 132, 164, 196 or 228 KiB: 72% is 164 KiB.
+const TRANSPOSE_CARVEOUT: [i64; 2] = [0, 72];
+const TRANSPOSE_RESIDENT: [i64; 3] = [0, 3, 4];
+
+impl TransposeConfig {
+    /// `tile` with the driver's carveout, as many blocks resident as fit.
+    pub const fn tile(tile: Tile) -> Self {
+        Self {
+            tile,
+            carveout: 0,
+            resident: 0,
+        }
+    }
+
+    /// Does the configuration launch: a carveout of 0 to 100, 0 to 8 resident.
+    pub fn valid(&self) -> bool {
+        (0..=100).contains(&self.carveout) && (0..=8).contains(&self.resident)
+    }
+
+    /// Without a tuned choice, for elements `dtype` and output rows that are whole sectors or not
+    /// (`led`): [`Tile::default_for`] with the driver's carveout, and [`F32_RESIDENT`] blocks per
+    /// SM for f32 output rows of whole sectors (as many as fit for the others).
+    pub fn default_for(dtype: &str, led: bool) -> Self {
+        let tile = Tile::default_for(dtype, led);
+        match (led, dtype) {
+            (false, "f32") => Self {
+                resident: F32_RESIDENT,
+                ..Self::tile(tile)
+            },
+            _ => Self::tile(tile),
+        }
+    }
+
+    /// What the tuner tries: every tile of [`Tile::ALL`] with each carveout of
+    /// [`TRANSPOSE_CARVEOUT`] and residency of [`TRANSPOSE_RESIDENT`].
+    pub fn candidates() -> Vec<Self> {
+        let mut c = vec![];
+        for tile in Tile::ALL {
+            for carveout in TRANSPOSE_CARVEOUT {
+                for resident in TRANSPOSE_RESIDENT {
+                    c.push(Self {
+                        tile,
+                        carveout,
+                        resident,
+                    });
+                }
+            }
+        }
+        c
+    }
+}
+
+/// As the cache writes it: the tile's name, then `/c<carveout>` and `/r<resident>` where they
+/// are not 0.
+impl fmt::Display for TransposeConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.tile.name())?;
+        if self.carveout != 0 {
+            write!(f, "/c{}", self.carveout)?;
+        }
+        if self.resident != 0 {
+            write!(f, "/r{}", self.resident)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::str::FromStr for TransposeConfig {
+    type Err = String;
+    /// `<tile>[/c<C>][/r<R>]`: tile pad, swizzle, pairs or quads, C in 1..=100, R in 1..=8.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || {
+            format!(
+                "a transpose configuration is <tile: pad, swizzle, pairs, quads>[/c<shared-memory carveout, 1..100 %>][/r<resident blocks per SM, 1..8>], not {s:?}"
+            )
+        };
+        let mut f = s.split('/');
+        let tile = Tile::parse(f.next().unwrap_or("")).map_err(|_| bad())?;
+        let mut c = Self::tile(tile);
+        let mut next = f.next();
+        let num = |v: &str, tag: char, max: i64| {
+            v.strip_prefix(tag)
+                .and_then(|v| v.parse::<i64>().ok())
+                .filter(|v| (1..=max).contains(v))
+        };
+        if let Some(v) = next.and_then(|v| num(v, 'c', 100)) {
+            c.carveout = v;
+            next = f.next();
+        }
+        if let Some(v) = next.and_then(|v| num(v, 'r', 8)) {
+            c.resident = v;
+            next = f.next();
+        }
+        match next {
+            None => Ok(c),
+            Some(_) => Err(bad()),
+        }
     }
 }
 
@@ -377,7 +515,7 @@ pub struct Entry {
     pub dtype: String,
     /// The size it holds for (rmsnorm: `N`), 0 for every size.
     pub n: i64,
-    /// The configuration ([`RmsConfig`]'s or [`Tile`]'s text).
+    /// The configuration ([`RmsConfig`], [`CopyConfig`] or [`TransposeConfig`] as text).
     pub config: String,
     /// Its median milliseconds when measured.
     pub ms: f64,
@@ -509,7 +647,7 @@ fn parse_entry(line: &str) -> Result<Entry, String> {
     match kernel {
         "rmsnorm" => config.parse::<RmsConfig>().map(|_| ())?,
         "copy" => config.parse::<CopyConfig>().map(|_| ())?,
-        "transpose" | "transpose_led" => Tile::parse(config).map(|_| ())?,
+        "transpose" | "transpose_led" => config.parse::<TransposeConfig>().map(|_| ())?,
         k => {
             return Err(format!(
                 "no kernel {k:?} is tuned (copy, rmsnorm, transpose, transpose_led)"
@@ -607,6 +745,50 @@ mod tests {
         assert!(Tile::parse("diagonal")
             .unwrap_err()
             .contains("pad, swizzle, pairs or quads"));
+        let transposes = TransposeConfig::candidates();
+        assert_eq!(
+            transposes.len(),
+            Tile::ALL.len() * TRANSPOSE_CARVEOUT.len() * TRANSPOSE_RESIDENT.len()
+        );
+        for c in transposes {
+            assert!(c.valid());
+            assert_eq!(c.to_string().parse::<TransposeConfig>(), Ok(c));
+        }
+        // a cache written before carveouts and residencies were tuned still reads
+        assert_eq!("quads".parse(), Ok(TransposeConfig::tile(Tile::Quads)));
+        assert_eq!(TransposeConfig::tile(Tile::Pairs).to_string(), "pairs");
+        let c = |carveout, resident| TransposeConfig {
+            tile: Tile::Pairs,
+            carveout,
+            resident,
+        };
+        assert_eq!("pairs/c44".parse(), Ok(c(44, 0)));
+        assert_eq!("pairs/r3".parse(), Ok(c(0, 3)));
+        assert_eq!("pairs/c72/r3".parse(), Ok(c(72, 3)));
+        for bad in [
+            "pairs/c0",
+            "pairs/c101",
+            "pairs/44",
+            "pairs/c4/x",
+            "diagonal/c4",
+            "",
+            "pairs/r0",
+            "pairs/r9",
+            "pairs/r3/c72",
+            "pairs/c7/r3/r3",
+        ] {
+            let e = bad.parse::<TransposeConfig>().unwrap_err();
+            assert!(e.contains("[/c<shared-memory carveout"), "{bad}: {e}");
+        }
+        // sm_90: blocks may have 227 KiB; r of them fit, r + 1 do not
+        for r in 1..=8 {
+            let b = fewest_smem(232_448, r);
+            assert!(
+                r * (b + 1024) <= 233_472 && (r + 1) * (b + 1024) > 233_472,
+                "{r}: {b}"
+            );
+        }
+        assert_eq!(fewest_smem(232_448, 3), 57_345);
     }
 
     #[test]
