@@ -76,7 +76,8 @@ configuration, else the default, the last column says which); axpby 8192x8192 (b
 moved per element byte); copy 2^26 f32, 2^27 bf16, 2^26+5 f32 (the tuned
 configuration, and the default beside it); transpose 8192x8192 (pad, swizzle,
 pairs and quads, each dtype) and 8191x8193 (each tile and dtype, the led kernels of pad, swizzle
-and pairs; the one run uses marked `chosen`); gemm bf16 4096^3 and 8192^3 (or the SIZES given, triples M N K) in TFLOP/s beside cuBLAS on the same inputs
+and pairs), each tile with as many blocks per SM as fit; the configuration run uses marked
+`chosen`, or timed after them where it sets a carveout or blocks per SM; gemm bf16 4096^3 and 8192^3 (or the SIZES given, triples M N K) in TFLOP/s beside cuBLAS on the same inputs
 and the mma.sync ceiling (a register-only microbenchmark, 8 and 1 blocks of 8 warps per SM).
 
 --gpus N (N >= 2): no KERNEL times NCCL's all-reduce (2^20 and 2^26 elements, f32 and bf16; algbw

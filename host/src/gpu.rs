@@ -919,8 +919,8 @@ impl Gpu {
     /// [`Gpu::transpose`] with the kernel's preferred shared-memory carveout `carveout` % (0: the
     /// driver's choice) and, where `resident` is not 0, each block asking for at least
     /// [`fewest_smem`] bytes, so that no more than `resident` fit on a multiprocessor (the fields
-    /// of a [`crate::tune::TransposeConfig`] beside its tile, `S`). `Err` names the condition they or the
-    /// tensors break.
+    /// of a [`crate::tune::TransposeConfig`] beside its tile, `S`). `Err` names the condition
+    /// they or the tensors break.
     pub fn transpose_with<T: Elem, S: TransposeTile<T>>(
         &self,
         src: &DeviceTensor<T>,
