@@ -2095,6 +2095,7 @@ mod tests {
         assert_eq!(Tile::default_for("bf16", false), Tile::Quads);
         assert_eq!(Tile::default_for("f32", true), Tile::Pad);
         assert_eq!(Tile::default_for("f16", true), Tile::Pairs);
+        assert!(RUN_HELP.contains("else pairs with"), "{RUN_HELP}");
         assert!(RUN_HELP.contains("16-bit quads"), "{RUN_HELP}");
         assert!(RUN_HELP.contains("pad (16-bit pairs) where"), "{RUN_HELP}");
     }
