@@ -23,14 +23,15 @@ pub struct RmsConfig {
     pub smem: i64,
 }
 
-/// Atoms (16 bytes) of a row per thread that [`RmsConfig::default_for`] aims below: on the H100
-/// the tuner's choices at N = 4096, 12288 and 32768, f32 and bf16, all keep each thread at 8 or
-/// fewer (`docs/perf.md`).
-const ATOMS_PER_THREAD: i64 = 8;
+/// Atoms (16 bytes) of a row per thread that [`RmsConfig::default_for`] aims below: 6 gives the
+/// tuner's choices at N = 4096, 12288 and 32768, f32 and bf16, on the H200 (session 19) and on
+/// the H100 (session 10). With 8, N = 4096 had half those warps: bf16 w2 94.8% against w4's
+/// 95.6-95.8% and f32 w4 94.7% against w8's 95.9-96.0% on the H200 (`docs/perf.md`).
+const ATOMS_PER_THREAD: i64 = 6;
 
 impl RmsConfig {
     /// The default for rows of `cols` elements of `T` on a device whose blocks may have `smem`
-    /// bytes: the fewest warps per row that leave each thread at most 8 atoms of its row, staging
+    /// bytes: the fewest warps per row that leave each thread at most 6 atoms of its row, staging
     /// in half a multiprocessor's shared memory (two blocks per SM, [`per_block`]`(smem, 2)`).
     /// Half, not all: f32 rows of 32768 elements (128 KiB) then stage 14 of their 16 tiles with
     /// two blocks per SM, 95.2% of copy on the H200 and 98.7% on the H100, where one block per SM
@@ -685,13 +686,14 @@ mod tests {
     #[test]
     fn default_warps_grow_with_the_row() {
         let w = |n| RmsConfig::default_for::<bf16>(n, 1000).warps;
-        // bf16: 8 per atom; 8 atoms per thread
+        // bf16: 8 per atom; 6 atoms per thread
         assert_eq!(
-            [w(8), w(2048), w(2056), w(4096), w(12288), w(32768)],
-            [1, 1, 2, 2, 8, 16]
+            [w(8), w(1536), w(1544), w(4096), w(12288), w(32768)],
+            [1, 1, 2, 4, 8, 16]
         );
         assert_eq!(w(1 << 20), 16);
-        assert_eq!(RmsConfig::default_for::<f32>(4096, 7).warps, 4);
+        let f = |n| RmsConfig::default_for::<f32>(n, 7).warps;
+        assert_eq!([f(4096), f(12288), f(32768)], [8, 16, 16]);
         // half of an sm_90 multiprocessor's 227 KiB, less 1 KiB a block
         assert_eq!(RmsConfig::default_for::<f32>(4096, 232448).smem, 115712);
     }
