@@ -18,7 +18,7 @@ use tessel_gpu::copy::{resident_smem, BulkCopyParams, CopyParams, VecCopy, ATOMS
 use tessel_gpu::ctx::{Entry, Geometry, KernelInfo};
 
 pub use crate::module::Module;
-use crate::tune::{fewest_smem, CopyConfig, RmsConfig, VEC_ATOMS};
+use crate::tune::{fewest_smem, CopyConfig, RmsConfig, TransposeConfig, VEC_ATOMS};
 use tessel_gpu::mem::Gmem;
 use tessel_gpu::rmsnorm::RmsParams;
 use tessel_gpu::transpose::TransposeParams;
@@ -919,7 +919,7 @@ impl Gpu {
     /// [`Gpu::transpose`] with the kernel's preferred shared-memory carveout `carveout` % (0: the
     /// driver's choice) and, where `resident` is not 0, each block asking for at least
     /// [`fewest_smem`] bytes, so that no more than `resident` fit on a multiprocessor (the fields
-    /// of a [`crate::tune::TransposeConfig`] beside its tile, `S`). `Err` names the condition
+    /// of a [`TransposeConfig`] beside its tile, `S`). `Err` names the condition
     /// they or the tensors break.
     pub fn transpose_with<T: Elem, S: TransposeTile<T>>(
         &self,
@@ -928,7 +928,7 @@ impl Gpu {
         carveout: i64,
         resident: i64,
     ) -> Result<()> {
-        if !(0..=100).contains(&carveout) || !(0..=8).contains(&resident) {
+        if !TransposeConfig::knobs_valid(carveout, resident) {
             return Err(GpuError::Invalid(format!(
                 "transpose: a shared-memory carveout of 0 (the driver's choice) to 100 %, not \
                  {carveout}, and 0 (as many as fit) to 8 blocks resident per SM, not {resident}"

@@ -15,7 +15,7 @@ use tessel_gpu::real::Real;
 use crate::elem::{Elem, RmsElem, Rng, TransposeTile};
 use crate::exec;
 use crate::gpu::{row_major, DeviceTensor, Gpu, GpuError, Result};
-use crate::tune::{CopyConfig, RmsConfig};
+use crate::tune::{CopyConfig, RmsConfig, TransposeConfig};
 
 /// The outcome of one check.
 #[derive(Debug, Clone)]
@@ -166,7 +166,7 @@ pub fn run_transpose<T: Elem, S: TransposeTile<T>>(
     let what = format!(
         "transpose_{}{} {} {rows}x{cols}",
         S::TILE,
-        knobs(carveout, resident),
+        TransposeConfig::knobs(carveout, resident),
         T::NAME
     );
     Ok(finish(what, &host, &want, device))
@@ -303,21 +303,11 @@ pub fn bench_transpose<T: Elem, S: TransposeTile<T>>(
         "transpose_{}_{}{} {rows}x{cols}",
         S::TILE,
         T::NAME,
-        knobs(carveout, resident)
+        TransposeConfig::knobs(carveout, resident)
     );
     timed(g, what, reps, &s, &mut d, |d| {
         g.transpose_with::<T, S>(&s, d, carveout, resident)
     })
-}
-
-/// A transpose's carveout and residency in its name: `/c<carveout>`, `/r<resident>`, each left
-/// out where 0 (as [`crate::tune::TransposeConfig`] prints them).
-fn knobs(carveout: i64, resident: i64) -> String {
-    let c = [('c', carveout), ('r', resident)];
-    c.iter()
-        .filter(|(_, v)| *v != 0)
-        .map(|(k, v)| format!("/{k}{v}"))
-        .collect()
 }
 
 /// `y = x / sqrt(mean(x^2) + eps) * w` in f64, from the same (rounded) inputs.

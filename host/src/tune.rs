@@ -382,7 +382,21 @@ impl TransposeConfig {
 
     /// Does the configuration launch: a carveout of 0 to 100, 0 to 8 resident.
     pub fn valid(&self) -> bool {
-        (0..=100).contains(&self.carveout) && (0..=8).contains(&self.resident)
+        Self::knobs_valid(self.carveout, self.resident)
+    }
+
+    /// Whether a carveout and a residency launch: 0 to 100 and 0 to 8.
+    pub fn knobs_valid(carveout: i64, resident: i64) -> bool {
+        (0..=100).contains(&carveout) && (0..=8).contains(&resident)
+    }
+
+    /// What follows the tile's name: `/c<carveout>` and `/r<resident>`, each left out where 0.
+    pub fn knobs(carveout: i64, resident: i64) -> String {
+        [('c', carveout), ('r', resident)]
+            .iter()
+            .filter(|(_, v)| *v != 0)
+            .map(|(k, v)| format!("/{k}{v}"))
+            .collect()
     }
 
     /// Without a tuned choice, for elements `dtype` and output rows that are whole sectors or not
@@ -422,14 +436,8 @@ impl TransposeConfig {
 /// are not 0.
 impl fmt::Display for TransposeConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.tile.name())?;
-        if self.carveout != 0 {
-            write!(f, "/c{}", self.carveout)?;
-        }
-        if self.resident != 0 {
-            write!(f, "/r{}", self.resident)?;
-        }
-        Ok(())
+        let knobs = Self::knobs(self.carveout, self.resident);
+        write!(f, "{}{knobs}", self.tile.name())
     }
 }
 
