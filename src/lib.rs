@@ -5,11 +5,12 @@
 //! For a program with kernels of its own (`docs/writing-kernels.md`): the kernel crate depends on
 //! `tessel-device`; the host crate builds it to PTX from its `build.rs` with `tessel-build`,
 //! embeds it with [`include_ptx!`], opens the device with [`gpu::Gpu::device`], loads the PTX
-//! with [`gpu::Gpu::load`] and launches with [`module::Module::launch`]; [`exec::run`] runs the
-//! same kernel on the CPU to check the GPU's result. [`prelude`] has all of it.
+//! with [`gpu::Gpu::load`] and launches with [`module::Module::launch`]; [`sim::launch`] runs the
+//! same kernel on the CPU's simulated GPU to check it and the GPU's result. [`prelude`] has all
+//! of it.
 
 #[cfg(feature = "gpu")]
-pub use host::{exec, gpu, module};
+pub use host::{exec, gpu, module, sim};
 pub use layout_core;
 /// The layout calculator (`tessel eval`, `show`, `svg`, `analyze`).
 pub use tessel_calc as calc;
@@ -21,9 +22,10 @@ pub mod prelude {
     pub use crate::include_ptx;
     pub use half::{bf16, f16};
     pub use host::elem::{Elem, Rng};
-    pub use host::exec::{run as run_on_host, HostMem};
+    pub use host::exec::run as run_on_host;
     pub use host::gpu::{flat_param, row_major, DeviceTensor, Gpu, GpuError};
     pub use host::module::Module;
+    pub use host::sim::{self, HostMem, SimError};
     pub use layout_core::{FlatLayout, FlatTensor, IntTuple, Layout};
     pub use tessel_gpu::ctx::{Entry, Geometry, Kernel};
     pub use tessel_gpu::mem::Gmem;

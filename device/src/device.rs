@@ -14,8 +14,9 @@
 use core::arch::asm;
 use core::arch::nvptx;
 
-use crate::ctx::{Carry, Collective, Kernel};
+use crate::ctx::Kernel;
 use crate::mem::{Gmem, Smem};
+pub use crate::sync::*;
 
 /// `threadIdx.x`.
 #[inline(always)]
@@ -53,13 +54,6 @@ pub fn ctx<S>(smem: S) -> crate::ctx::Ctx<S> {
 #[inline(always)]
 pub fn grid_y() -> i64 {
     unsafe { nvptx::_grid_dim_y() as i64 }
-}
-
-/// `__syncthreads()`. Every thread of the block must reach it; if one does not, the block hangs
-/// (a barrier cannot corrupt memory, so this is safe).
-#[inline(always)]
-pub fn sync_threads() {
-    unsafe { nvptx::_syncthreads() }
 }
 
 /// Ends the kernel with an error the host sees at its next synchronisation.
@@ -158,124 +152,6 @@ pub unsafe fn store_v4(p: *mut u32, v: V4) {
          options(nostack, preserves_flags));
 }
 
-/// `shfl.sync.bfly.b32` over the full warp: the value of lane `lane ^ mask`. Every lane of the
-/// warp must call it together (all 32 lanes take part). Not `pure`: LLVM may sink a pure asm
-/// into a branch of the lanes that use its result (it did: a warp's sum that only lane 0 wrote
-/// was moved under `lane == 0`, and the warp hung), and it has no `convergent` for asm.
-#[inline(always)]
-pub fn shfl_xor(v: f32, mask: u32) -> f32 {
-    let r: f32;
-    unsafe {
-        asm!("shfl.sync.bfly.b32 {r}, {v}, {m}, 0x1f, 0xffffffff;",
-             r = out(reg32) r, v = in(reg32) v, m = in(reg32) mask,
-             options(nomem, nostack, preserves_flags));
-    }
-    r
-}
-
-/// The sum of `v` over the warp, in every lane (butterfly reduction).
-#[inline(always)]
-pub fn warp_sum(mut v: f32) -> f32 {
-    let mut m = 16;
-    while m > 0 {
-        v += shfl_xor(v, m);
-        m /= 2;
-    }
-    v
-}
-
-/// The largest `v` over the warp, in every lane (butterfly; `max.f32`: a NaN loses to a number,
-/// as `f32::max`).
-#[inline(always)]
-pub fn warp_max(mut v: f32) -> f32 {
-    let mut m = 16;
-    while m > 0 {
-        v = v.max(shfl_xor(v, m));
-        m /= 2;
-    }
-    v
-}
-
-/// `shfl.sync.idx.b32` over the full warp: lane `src`'s `v` (`src` taken modulo 32).
-#[inline(always)]
-pub fn shfl_idx(v: u32, src: u32) -> u32 {
-    let r: u32;
-    // SAFETY: a register exchange within the warp; every lane takes part
-    unsafe {
-        asm!("shfl.sync.idx.b32 {r}, {v}, {s}, 0x1f, 0xffffffff;",
-             r = out(reg32) r, v = in(reg32) v, s = in(reg32) src,
-             options(nomem, nostack, preserves_flags));
-    }
-    r
-}
-
-/// `shfl.sync.down.b32` over the full warp: lane `lane + delta`'s `v`, or the lane's own where
-/// that is past lane 31.
-#[inline(always)]
-pub fn shfl_down(v: u32, delta: u32) -> u32 {
-    let r: u32;
-    // SAFETY: as `shfl_idx`
-    unsafe {
-        asm!("shfl.sync.down.b32 {r}, {v}, {d}, 0x1f, 0xffffffff;",
-             r = out(reg32) r, v = in(reg32) v, d = in(reg32) delta,
-             options(nomem, nostack, preserves_flags));
-    }
-    r
-}
-
-/// `shfl.sync.up.b32` over the full warp: lane `lane - delta`'s `v`, or the lane's own where that
-/// is below lane 0.
-#[inline(always)]
-pub fn shfl_up(v: u32, delta: u32) -> u32 {
-    let r: u32;
-    // SAFETY: as `shfl_idx`
-    unsafe {
-        asm!("shfl.sync.up.b32 {r}, {v}, {d}, 0, 0xffffffff;",
-             r = out(reg32) r, v = in(reg32) v, d = in(reg32) delta,
-             options(nomem, nostack, preserves_flags));
-    }
-    r
-}
-
-/// `vote.sync.ballot.b32` over the full warp: bit `i` set where lane `i`'s `p` holds.
-#[inline(always)]
-pub fn ballot(p: bool) -> u32 {
-    let r: u32;
-    // SAFETY: a vote within the warp; every lane takes part
-    unsafe {
-        asm!("{{ .reg .pred p; setp.ne.u32 p, {x}, 0; vote.sync.ballot.b32 {r}, p, 0xffffffff; }}",
-             r = out(reg32) r, x = in(reg32) p as u32,
-             options(nomem, nostack, preserves_flags));
-    }
-    r
-}
-
-/// Does `p` hold in any lane of the warp (`vote.sync.any.pred`)?
-#[inline(always)]
-pub fn vote_any(p: bool) -> bool {
-    let r: u32;
-    // SAFETY: as `ballot`
-    unsafe {
-        asm!("{{ .reg .pred p, q; setp.ne.u32 p, {x}, 0; vote.sync.any.pred q, p, 0xffffffff; selp.u32 {r}, 1, 0, q; }}",
-             r = out(reg32) r, x = in(reg32) p as u32,
-             options(nomem, nostack, preserves_flags));
-    }
-    r != 0
-}
-
-/// Does `p` hold in every lane of the warp (`vote.sync.all.pred`)?
-#[inline(always)]
-pub fn vote_all(p: bool) -> bool {
-    let r: u32;
-    // SAFETY: as `ballot`
-    unsafe {
-        asm!("{{ .reg .pred p, q; setp.ne.u32 p, {x}, 0; vote.sync.all.pred q, p, 0xffffffff; selp.u32 {r}, 1, 0, q; }}",
-             r = out(reg32) r, x = in(reg32) p as u32,
-             options(nomem, nostack, preserves_flags));
-    }
-    r != 0
-}
-
 /// Declares an atomic read-modify-write on a 32-bit word at a generic address (global or shared
 /// memory), returning the old value.
 macro_rules! atomic_rmw {
@@ -347,60 +223,15 @@ pub fn cp_async_wait_all() {
     unsafe { asm!("cp.async.wait_all;", options(nostack, preserves_flags)) }
 }
 
-/// `$body` for `$k` in `0..8`, each with `$k` a constant.
-macro_rules! unroll_steps {
-    ($k:ident => $body:expr) => {
-        unroll_steps!(@ $k => $body; 0 1 2 3 4 5 6 7)
-    };
-    (@ $k:ident => $body:expr; $($n:literal)*) => {
-        $({
-            let $k: usize = $n;
-            $body;
-        })*
-    };
-}
-use unroll_steps;
-
 /// Runs kernel `K` for this thread: prepares the parameters (a trap when they do not hold what
-/// the kernel needs: the host launcher checked them), then the steps with the collectives
-/// between them.
+/// the kernel needs: the host launcher checked them), then the kernel's thread.
 ///
 /// # Safety
 /// `p` must come from the host launcher of `K`, launched with `K::geometry`.
 #[inline(always)]
 pub unsafe fn run<K: Kernel>(p: K::Params<Gmem<K::T>>) {
     let Ok(p) = K::prepare(p) else { trap() };
-    let c = ctx(Smem(dynamic_smem::<K::Shared>()));
-    let () = Collectives::<K>::AT_MOST_8;
-    let mut carry = K::step(0, &p, &c, K::Carry::default());
-    // unrolled by hand, each step called with a constant `k` (a loop over the collectives, left
-    // rolled by LLVM, read them from a table at run time and moved the carry through local memory)
-    unroll_steps!(k => if k < K::COLLECTIVES.len() {
-        carry = collective(K::COLLECTIVES[k], carry);
-        carry = K::step(k + 1, &p, &c, carry);
-    });
-}
-
-/// A kernel has at most 8 collectives, which [`run`] unrolls.
-struct Collectives<K>(core::marker::PhantomData<K>);
-impl<K: Kernel> Collectives<K> {
-    const AT_MOST_8: () = assert!(
-        K::COLLECTIVES.len() <= 8,
-        "a kernel has at most 8 collectives"
-    );
-}
-
-/// `c` over the block or the warp, with `carry` the thread's value.
-#[inline(always)]
-fn collective<C: Carry>(c: Collective, carry: C) -> C {
-    match c {
-        Collective::SyncThreads => {
-            sync_threads();
-            carry
-        }
-        Collective::WarpSum => carry.with_value(warp_sum(carry.value())),
-        Collective::WarpMax => carry.with_value(warp_max(carry.value())),
-    }
+    K::thread(&p, &ctx(Smem(dynamic_smem::<K::Shared>())));
 }
 
 /// The shared-state-space address of `p`, a generic pointer into the block's shared memory
@@ -613,18 +444,6 @@ pub unsafe fn tma_load_2d(dst: u32, map: *const u8, c0: i32, c1: i32, bar: u32) 
 #[inline(always)]
 pub unsafe fn mbarrier_arrive(bar: u32) {
     asm!("mbarrier.arrive.shared::cta.b64 _, [{b}];", b = in(reg32) bar,
-         options(nostack, preserves_flags));
-}
-
-/// `bar.sync id, threads`: waits until `threads` threads (a multiple of 32, whole warps) have
-/// arrived at named barrier `id` (1..16; 0 is [`sync_threads`]'s).
-///
-/// # Safety
-/// Exactly `threads` threads of the block use barrier `id` each time, and none uses it with
-/// another count meanwhile.
-#[inline(always)]
-pub unsafe fn named_barrier(id: u32, threads: u32) {
-    asm!("bar.sync {i}, {n};", i = in(reg32) id, n = in(reg32) threads,
          options(nostack, preserves_flags));
 }
 

@@ -3,10 +3,11 @@
 //!
 //! A kernel is declared once, as a type implementing [`ctx::Kernel`]: its by-value `Params` of
 //! tensors and scalars, `prepare` (what it needs of their layouts), `geometry` (grid, block and
-//! shared memory from them) and its steps, with the [`ctx::Collective`]s (a barrier, a warp's
-//! sum or maximum) between them. [`kernels!`] makes each a PTX entry point. The same steps run in
-//! the host execution (`tessel::exec::run`), for every block and thread on the CPU over checked
-//! host memory: the reference the GPU result is compared with.
+//! shared memory from them) and `thread`, the one function every thread of the launch runs, with
+//! barriers and warp collectives ([`sync`]) where it needs them. [`kernels!`] makes each a PTX
+//! entry point. The same function runs on the host's simulated GPU (`host::sim`): every thread of
+//! a block a coroutine, over checked host memory, with races, deadlocks and divergent warps
+//! reported; the reference the GPU result is compared with.
 //!
 //! - [`ctx`]: the [`Kernel`](ctx::Kernel) trait, a thread's [`Ctx`](ctx::Ctx) (block, grid,
 //!   thread, shared memory), [`Geometry`](ctx::Geometry).
@@ -16,8 +17,9 @@
 //! - [`real`]: `f32`, `bf16` and `f16` widened to `f32` and rounded back the same way everywhere.
 //! - [`math`]: `exp2` / `exp` / `fma` with the same rounding on the device and the host, and
 //!   `exp2_approx` / `log2_approx` (the device's one-instruction `ex2.approx` / `lg2.approx`).
-//! - [`device`] (`nvptx64` only): indices, barriers, shuffles and warp reductions, typed global
-//!   loads and stores, `cp.async`, `ldmatrix` / `mma.sync`, mbarriers, the copy engine (TMA).
+//! - [`sync`]: barriers (the block's, named ones, the warp's), shuffles, votes and warp
+//!   reductions, on the device and on the simulated GPU alike ([`sim`] on the host).
+//! - [`device`] (`nvptx64` only): indices, typed global loads and stores, `cp.async`, `ldmatrix` / `mma.sync`, mbarriers, the copy engine (TMA).
 //! - [`layout_core`], re-exported whole: layouts, tensors, `local_tile`, tiled copies and MMAs,
 //!   identity tensors, swizzles.
 //!
@@ -25,7 +27,7 @@
 //!
 //! On `nvptx64` a kernel crate is built to PTX by `tessel-build` from the host crate's `build.rs`
 //! (a `cdylib`, fat LTO, the pinned nightly); on any other target it is an ordinary `no_std`
-//! library, which the host links to run the same kernels' steps.
+//! library, which the host links to run the same kernels on its simulated GPU.
 #![no_std]
 #![cfg_attr(
     target_arch = "nvptx64",
@@ -47,6 +49,9 @@ pub mod ctx;
 pub mod math;
 pub mod mem;
 pub mod real;
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod sim;
+pub mod sync;
 
 #[cfg(target_arch = "nvptx64")]
 pub mod device;
@@ -57,12 +62,13 @@ pub use layout_core;
 /// Everything a kernel crate uses: layout-core's whole Tensor API, the kernel declaration, the
 /// engines, the element types, and (on `nvptx64`) the device functions.
 pub mod prelude {
-    pub use crate::ctx::{Carry, Collective, Ctx, Entry, Geometry, Kernel, KernelInfo};
+    pub use crate::ctx::{Ctx, Entry, Geometry, Kernel, KernelInfo};
     #[cfg(target_arch = "nvptx64")]
     pub use crate::device::*;
     pub use crate::math::{exp, exp2, exp2_approx, fma, log2_approx, LOG2_E};
     pub use crate::mem::{AsyncCopy, Gmem, Mem, Smem, SwizzleEngine, V4};
     pub use crate::real::Real;
+    pub use crate::sync::*;
     /// `core`'s `Result`, not layout-core's alias (which the glob `layout_core::*` would bring in).
     pub use core::result::Result;
     pub use half::{bf16, f16};
@@ -73,7 +79,7 @@ pub mod prelude {
 /// `extern "ptx-kernel"` function `name` (on `nvptx64`) taking the kernel's `Params` with global
 /// memory by value and running its steps ([`device::run`]), an [`ctx::Entry`] implementation
 /// naming it (which the host launcher uses), and a line of `KERNELS`, the crate's registry
-/// (name, parameter bytes, collectives) that the host checks against the PTX.
+/// (name, parameter bytes) that the host checks against the PTX.
 #[macro_export]
 macro_rules! kernels {
     ($($name:ident => $k:ty),* $(,)?) => {
@@ -101,7 +107,6 @@ macro_rules! kernels {
                         $crate::mem::Gmem<<$k as $crate::ctx::Kernel>::T>,
                     >,
                 >(),
-                collectives: <$k as $crate::ctx::Kernel>::COLLECTIVES,
             },
         )*];
     };

@@ -20,21 +20,25 @@ pub trait Mem<T: Copy>: Engine {
     ///
     /// # Safety
     /// The element must be inside the tensor's memory.
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn read(&self) -> T;
     /// Writes the element here.
     ///
     /// # Safety
     /// As [`Mem::read`].
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn write(&self, v: T);
     /// The 16 bytes from here (one 128-bit access).
     ///
     /// # Safety
     /// The 16 bytes must be inside the tensor's memory and 16-byte aligned.
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn read_v4(&self) -> V4;
     /// Writes 16 bytes from here.
     ///
     /// # Safety
     /// As [`Mem::read_v4`].
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn write_v4(&self, v: V4);
     /// Is this position 16-byte aligned (may a 128-bit access start here)?
     fn aligned16(&self) -> bool;
@@ -44,11 +48,13 @@ pub trait Mem<T: Copy>: Engine {
     /// # Safety
     /// Both elements must be inside the tensor's memory, and this position aligned to twice the
     /// element's size ([`Mem::aligned_pair`]).
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn read_pair(&self) -> [T; 2];
     /// Writes the element here and the next in one access.
     ///
     /// # Safety
     /// As [`Mem::read_pair`].
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn write_pair(&self, v: [T; 2]);
     /// Is this position aligned to twice the element's size (may a pair access start here)?
     fn aligned_pair(&self) -> bool;
@@ -58,11 +64,13 @@ pub trait Mem<T: Copy>: Engine {
     /// # Safety
     /// The four elements must be inside the tensor's memory, and this position aligned to four
     /// times the element's size ([`Mem::aligned_quad`]).
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn read_quad(&self) -> [T; 4];
     /// Writes the element here and the next three in one access.
     ///
     /// # Safety
     /// As [`Mem::read_quad`].
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn write_quad(&self, v: [T; 4]);
     /// Is this position aligned to four times the element's size (may a quad access start here)?
     fn aligned_quad(&self) -> bool;
@@ -72,21 +80,36 @@ pub trait Mem<T: Copy>: Engine {
 }
 
 /// Asynchronous 16-byte copies into this memory (shared memory) from an engine `G` (global
-/// memory): `cp.async` on the device, where the bytes land at some point before this thread's
-/// [`AsyncCopy::wait_all`] returns and travel through no register. The host execution models the
-/// same contract: a destination read before the wait that lands it panics.
+/// memory): `cp.async` on the device, where the bytes land at some point before the wait that
+/// covers them returns, and travel through no register. A thread's copies since its last
+/// [`AsyncCopy::commit`] form its next group; [`AsyncCopy::wait_groups`] waits for all but the
+/// most recent groups. The simulated GPU lands a copy at the wait that covers it, and reports any
+/// access to its bytes while it is in flight (a missing wait, or a missing barrier after it), and
+/// a thread that ends with copies in flight.
 pub trait AsyncCopy<G> {
-    /// Starts copying the 16 bytes at `src` to the 16 bytes here.
+    /// Starts copying the 16 bytes at `src` to the 16 bytes here (`cp.async.cg.shared.global`).
     ///
     /// # Safety
     /// Both 16-byte ranges must be inside their tensors' memories and 16-byte aligned; `src` must
-    /// not be written by the launch; the 16 bytes here must not be read, by any thread, before
-    /// this thread's next [`AsyncCopy::wait_all`] (and, by another thread, a barrier after it).
+    /// not be written by the launch; the 16 bytes here must not be accessed, by any thread, before
+    /// this thread's wait that covers the copy (and, by another thread, a barrier after it).
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn copy_async_v4(&self, src: &G);
-    /// Waits until every asynchronous copy this thread started has landed.
+    /// `cp.async.commit_group`: the thread's copies started since its last commit form a group.
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    fn commit(&self);
+    /// `cp.async.wait_group N`: every group of this thread but the `N` most recent has landed.
     ///
     /// # Safety
-    /// As the copies' (the host execution writes their bytes here).
+    /// As the copies' (the simulated GPU writes their bytes here).
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn wait_groups<const N: u32>(&self);
+    /// `cp.async.wait_all`: every copy this thread started has landed (a commit, then a wait for
+    /// all groups).
+    ///
+    /// # Safety
+    /// As [`AsyncCopy::wait_groups`].
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn wait_all(&self);
 }
 
@@ -242,7 +265,8 @@ pub fn quad_aligned<T>(p: *const T) -> bool {
 mod device {
     use super::*;
     use crate::device::{
-        cp_async_16, cp_async_wait_all, load_global, load_v4, load_v4_rw, store_global, store_v4,
+        cp_async_16, cp_async_commit, cp_async_wait, cp_async_wait_all, load_global, load_v4,
+        load_v4_rw, store_global, store_v4,
     };
     use core::mem::{size_of, transmute_copy};
 
@@ -409,7 +433,14 @@ mod device {
         unsafe fn copy_async_v4(&self, src: &Gmem<T>) {
             cp_async_16(self.0 as *mut V4, src.0 as *const u8)
         }
-        /// `cp.async.wait_all`.
+        #[inline(always)]
+        fn commit(&self) {
+            cp_async_commit()
+        }
+        #[inline(always)]
+        unsafe fn wait_groups<const N: u32>(&self) {
+            cp_async_wait::<N>()
+        }
         #[inline(always)]
         unsafe fn wait_all(&self) {
             cp_async_wait_all()

@@ -12,7 +12,7 @@
 //! device's `fma.rn.f32` and the host's `f32::mul_add` round alike, so the host execution is
 //! bit-equal.
 
-use crate::ctx::{Collective, Ctx, Geometry, Kernel};
+use crate::ctx::{Ctx, Geometry, Kernel};
 use crate::mem::{Mem, V4};
 use crate::real::Real;
 use layout_core::{
@@ -97,13 +97,35 @@ impl<T: Real> Axpby<T> {
         let d = t.layout().stride();
         d[1] == 1 && d[0] % Self::V == 0 && t.engine().aligned16()
     }
+}
 
-    /// Thread `c.thread` of block `c.block`.
-    ///
-    /// # Safety
-    /// `p` prepared (one shape), its engines reaching both matrices.
+impl<T: Real> Kernel for Axpby<T> {
+    type T = T;
+    type Shared = ();
+    type Params<E: Engine> = AxpbyParams<E>;
+
+    /// `x` and `y` of one shape; any strides.
+    fn prepare<E: Engine>(p: AxpbyParams<E>) -> Result<AxpbyParams<E>, &'static str> {
+        if p.x.shape() != p.y.shape() {
+            return Err("axpby needs x and y of the same shape");
+        }
+        Ok(p)
+    }
+
+    /// One block per tile: `(ceil(N / 32V), ceil(M / 16))`.
+    fn geometry<E: Engine>(p: &AxpbyParams<E>, _sms: i64, _smem_limit: i64) -> Geometry {
+        let [rows, cols] = p.x.layout().tiles(Self::TILER);
+        Geometry {
+            grid: [cols, rows],
+            threads: THREADS,
+            smem_bytes: 0,
+        }
+    }
+
+    /// Thread `c.thread` of block `c.block`: its atoms of the block's tile, or its elements
+    /// predicated by `elem_less` where the tile is ragged or the layouts not vectorizable.
     #[inline(always)]
-    unsafe fn thread<E: Mem<T>, S>(p: &AxpbyParams<E>, c: &Ctx<S>) {
+    unsafe fn thread<E: Mem<T>, S: Mem<()>>(p: &AxpbyParams<E>, c: &Ctx<S>) {
         let () = Self::_ATOMS;
         let coord = [c.block[1], c.block[0]];
         let id = make_coord_tensor(p.x.shape());
@@ -130,42 +152,5 @@ impl<T: Real> Axpby<T> {
                 v += 1;
             }
         }
-    }
-}
-
-impl<T: Real> Kernel for Axpby<T> {
-    type T = T;
-    type Shared = ();
-    type Params<E: Engine> = AxpbyParams<E>;
-    type Carry = f32;
-    const COLLECTIVES: &'static [Collective] = &[];
-
-    /// `x` and `y` of one shape; any strides.
-    fn prepare<E: Engine>(p: AxpbyParams<E>) -> Result<AxpbyParams<E>, &'static str> {
-        if p.x.shape() != p.y.shape() {
-            return Err("axpby needs x and y of the same shape");
-        }
-        Ok(p)
-    }
-
-    /// One block per tile: `(ceil(N / 32V), ceil(M / 16))`.
-    fn geometry<E: Engine>(p: &AxpbyParams<E>, _sms: i64, _smem_limit: i64) -> Geometry {
-        let [rows, cols] = p.x.layout().tiles(Self::TILER);
-        Geometry {
-            grid: [cols, rows],
-            threads: THREADS,
-            smem_bytes: 0,
-        }
-    }
-
-    #[inline(always)]
-    unsafe fn step<E: Mem<T>, S: Mem<()>>(
-        _k: usize,
-        p: &AxpbyParams<E>,
-        c: &Ctx<S>,
-        carry: f32,
-    ) -> f32 {
-        Self::thread(p, c);
-        carry
     }
 }

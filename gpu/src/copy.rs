@@ -9,7 +9,7 @@
 //! first store; the ragged last tile element by element, each predicated by its coordinate
 //! (`elem_less`).
 
-use crate::ctx::{Collective, Ctx, Geometry, Kernel};
+use crate::ctx::{Ctx, Geometry, Kernel};
 use crate::mem::{AsyncCopy, Mem, V4};
 use layout_core::{
     const_ok, make_coord_tensor, make_tiled_copy_tv, tiles_of, Engine, FlatTensor, Layout,
@@ -92,7 +92,7 @@ impl<T: Copy, const A: i64> VecCopy<T, A> {
     /// `src` and `dst` must be vectors `n:1` of the same `n` in memory their engines reach, the
     /// source 16-byte aligned where the destination is; launch with [`THREADS`] threads.
     #[inline(always)]
-    pub unsafe fn thread<S: Mem<T>, D: Mem<T>>(
+    pub unsafe fn copy<S: Mem<T>, D: Mem<T>>(
         src: &FlatTensor<S, 1>,
         dst: &FlatTensor<D, 1>,
         block: i64,
@@ -138,8 +138,6 @@ impl<T: Copy, const A: i64> Kernel for VecCopy<T, A> {
     type T = T;
     type Shared = ();
     type Params<E: Engine> = CopyParams<E>;
-    type Carry = f32;
-    const COLLECTIVES: &'static [Collective] = &[];
 
     /// Source and destination of one length, unit strides (the atoms are 128-bit accesses).
     fn prepare<E: Engine>(p: CopyParams<E>) -> Result<CopyParams<E>, &'static str> {
@@ -167,16 +165,10 @@ impl<T: Copy, const A: i64> Kernel for VecCopy<T, A> {
         }
     }
 
-    /// The one step: `dst = src` ([`VecCopy::thread`]).
+    /// `dst = src` ([`VecCopy::copy`]).
     #[inline(always)]
-    unsafe fn step<E: Mem<T>, S: Mem<()> + AsyncCopy<E>>(
-        _k: usize,
-        p: &CopyParams<E>,
-        c: &Ctx<S>,
-        carry: f32,
-    ) -> f32 {
-        Self::thread(&p.src, &p.dst, c.block[0], c.grid[0], c.thread);
-        carry
+    unsafe fn thread<E: Mem<T>, S: Mem<()> + AsyncCopy<E>>(p: &CopyParams<E>, c: &Ctx<S>) {
+        Self::copy(&p.src, &p.dst, c.block[0], c.grid[0], c.thread);
     }
 }
 

@@ -111,7 +111,7 @@ pub mod wgmma_peak;
 
 #[cfg(target_arch = "nvptx64")]
 pub use tessel_device::device;
-pub use tessel_device::{ctx, math, mem, real};
+pub use tessel_device::{ctx, math, mem, real, sync};
 use tessel_device::{kernels, ptx_directives};
 
 use half::{bf16, f16};
@@ -182,7 +182,6 @@ macro_rules! gemm_kernels {
             ctx::KernelInfo {
                 name: stringify!($name),
                 param_bytes: core::mem::size_of::<gemm::GemmParams<mem::Gmem<$i>, mem::Gmem<$o>>>(),
-                collectives: &[],
             },
         )*];
     };
@@ -217,7 +216,6 @@ pub unsafe extern "ptx-kernel" fn device_prims(out: *mut u32) {
 pub const TEST_KERNELS: &[ctx::KernelInfo] = &[ctx::KernelInfo {
     name: "device_prims",
     param_bytes: 8,
-    collectives: &[],
 }];
 
 /// The microbenchmarks' entry points.
@@ -225,12 +223,10 @@ pub const PEAK_KERNELS: &[ctx::KernelInfo] = &[
     ctx::KernelInfo {
         name: "mma_peak_bf16",
         param_bytes: core::mem::size_of::<mma_peak::PeakParams<mem::Gmem<f32>>>(),
-        collectives: &[],
     },
     ctx::KernelInfo {
         name: "mma_peak_f16",
         param_bytes: core::mem::size_of::<mma_peak::PeakParams<mem::Gmem<f32>>>(),
-        collectives: &[],
     },
 ];
 
@@ -253,7 +249,6 @@ macro_rules! sm90_kernels {
             ctx::KernelInfo {
                 name: stringify!($name),
                 param_bytes: core::mem::size_of::<$p>(),
-                collectives: &[],
             },
         )*];
     };
@@ -287,7 +282,6 @@ macro_rules! sm90a_kernels {
             ctx::KernelInfo {
                 name: stringify!($name),
                 param_bytes: core::mem::size_of::<$p>(),
-                collectives: &[],
             },
         )*];
     };

@@ -15,17 +15,16 @@
 //! tiled as row 0 of their broadcast `(R, N):(0, 1)` (`broadcast_rows`): every warp's thread reads
 //! the atom of `w` under its atom of `x`.
 //!
-//! Step 0 ([`RmsNorm::partial`]) stages the thread's atoms of its row in shared memory —
+//! A thread first ([`RmsNorm::partial`]) stages its atoms of its row in shared memory —
 //! asynchronous copies ([`AsyncCopy`], `cp.async` on the device), all in flight before the one
 //! wait, no registers held — then sums their squares in f32. In the f32 kernel of 16 warps per row
 //! the [`RmsNorm::HELD`] tiles after the staged ones are loaded into registers beside those copies
-//! and carried to the last step ([`RowCarry`]), so a row up to `staged + HELD` tiles long is read
-//! once. Between the steps the warp's sum is
-//! the [`Collective::WarpSum`] butterfly (shuffles on the device, the same additions on the host).
-//! With `W > 1` a row's sum is its warps' sums: step 1 ([`RmsNorm::publish`]) has lane 0 of each
-//! warp write its warp's sum to shared memory, a [`Collective::SyncThreads`] follows, and the last
-//! step adds the row's `W` sums in warp order (every thread of the row the same additions, the
-//! host execution too, so the results are bit-equal). The last step ([`RmsNorm::finish`]) scales
+//! and held to the end, so a row up to `staged + HELD` tiles long is read once. The warp's sum is
+//! the butterfly of [`warp_sum`] (shuffles on the device and on the simulated GPU alike). With
+//! `W > 1` a row's sum is its warps' sums: lane 0 of each warp writes its warp's sum to shared
+//! memory ([`RmsNorm::publish`]), a barrier follows, and every thread adds the row's `W` sums in
+//! warp order ([`RmsNorm::row_sum`]: every thread of the row the same additions, so the results
+//! are bit-equal). Last, [`RmsNorm::finish`] scales
 //! the staged atoms by `rstd * w` and writes `y`, in groups of [`DEPTH`] tiles whose `w` loads are
 //! all in flight before the first store. Each thread reads back only the slots it staged. A row
 //! longer than the staging area and the held tiles ([`RmsParams::staged`] `+` [`RmsNorm::HELD`]
@@ -40,9 +39,10 @@
 //! [`Kernel::prepare`] checks and makes static (`with_static_stride`: the compiler computes with
 //! the constant 1).
 
-use crate::ctx::{Carry, Collective, Ctx, Geometry, Kernel};
+use crate::ctx::{Ctx, Geometry, Kernel};
 use crate::mem::{AsyncCopy, Mem, V4};
 use crate::real::Real;
+use crate::sync::{sync_threads, warp_sum};
 use core::marker::PhantomData;
 use layout_core::{
     const_ok, make_coord_tensor, make_tiled_copy_tv, Engine, FlatLayout, FlatTensor, IntTuple,
@@ -60,29 +60,6 @@ pub const WARPS: [i64; 5] = [1, 2, 4, 8, 16];
 /// The most tiles of a row a thread holds in registers ([`RmsNorm::HELD`]).
 pub const MAX_HELD: i64 = 2;
 const _: () = assert!(MAX_HELD == 2, "unroll2 covers the held tiles");
-
-/// What a thread of [`RmsNorm`] carries from step to step: its sum of squares (the thread's, then
-/// its warp's, then its row's) and its atoms of the [`RmsNorm::HELD`] tiles past the staged ones,
-/// held in registers from step 0, where they are read, to the last, where they are scaled.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct RowCarry {
-    /// The sum of squares: what the warp's sum reduces.
-    pub sum: f32,
-    /// The held atoms, tiles `staged .. staged + HELD` (the rest, and those of tiles past the
-    /// row, zero).
-    pub held: [V4; MAX_HELD as usize],
-}
-
-impl Carry for RowCarry {
-    #[inline(always)]
-    fn value(&self) -> f32 {
-        self.sum
-    }
-    #[inline(always)]
-    fn with_value(self, sum: f32) -> Self {
-        RowCarry { sum, ..self }
-    }
-}
 
 /// The most tiles of a row a block stages (more than any device's shared memory per block).
 pub const MAX_STAGED: i64 = 1 << 16;
@@ -122,7 +99,7 @@ impl<T: Real, const W: i64> RmsNorm<T, W> {
     pub const TILE_N: i64 = 32 * W * Self::V;
     /// The tile: `ROWS` rows of `32 W V` columns.
     pub const TILER: [i64; 2] = [Self::ROWS, Self::TILE_N];
-    /// Tiles past the staged ones that a thread holds in registers from step 0 to the last, so
+    /// Tiles past the staged ones that a thread holds in registers from their loads to the end, so
     /// that they are read from `x` once: [`MAX_HELD`] for f32 with 16 warps per row, none
     /// otherwise. Its blocks of 512 threads are at most 2 to a multiprocessor when a row's tiles
     /// outgrow the staging, so a thread may use 64 registers, which the held atoms (4 each) fit
@@ -196,9 +173,9 @@ impl<T: Real, const W: i64> RmsNorm<T, W> {
         }
     }
 
-    /// Step 0 of thread `c.thread` in block `c.block[0]`: stages its atoms of its row's first
-    /// `staged` tiles, loads those of the next [`RmsNorm::HELD`] into registers, and returns them
-    /// with the sum of the squares of all its elements of the row (0 for a row past `M`).
+    /// Thread `c.thread` in block `c.block[0]` stages its atoms of its row's first `staged` tiles,
+    /// loads those of the next [`RmsNorm::HELD`] into registers, and returns the sum of the
+    /// squares of all its elements of the row (0 for a row past `M`) with the held atoms.
     ///
     /// # Safety
     /// `p` prepared, its engines reaching its tensors; `c.smem` reaching `p.staged` tiles of
@@ -207,7 +184,7 @@ impl<T: Real, const W: i64> RmsNorm<T, W> {
     pub unsafe fn partial<E: Mem<T>, S: Mem<V4> + AsyncCopy<E>>(
         p: &RmsParams<E>,
         c: &Ctx<S>,
-    ) -> RowCarry {
+    ) -> (f32, [V4; MAX_HELD as usize]) {
         let () = Self::_ONE_ATOM;
         let (b, t) = (c.block[0], c.thread);
         let thr = Self::PLAN.get_slice(t);
@@ -254,7 +231,7 @@ impl<T: Real, const W: i64> RmsNorm<T, W> {
             unroll4!(d => acc += sum_sq::<T>(&v[d as usize]));
             k += DEPTH;
         }
-        RowCarry { sum: acc, held }
+        (acc, held)
     }
 
     /// The warps' sums, one 16-byte slot each (the sum in word 0), after the `staged` tiles of
@@ -264,8 +241,8 @@ impl<T: Real, const W: i64> RmsNorm<T, W> {
         FlatTensor::new(at, Self::SUMS)
     }
 
-    /// Step 1 with `W > 1`: lane 0 of each warp writes the warp's sum (every lane holds it) to its
-    /// slot of [`RmsNorm::sums`]; the carried sum passes through.
+    /// With `W > 1`: lane 0 of each warp writes the warp's sum (every lane holds it) to its slot
+    /// of [`RmsNorm::sums`].
     ///
     /// # Safety
     /// As [`RmsNorm::partial`]; `c.smem` also reaches the sums.
@@ -278,8 +255,7 @@ impl<T: Real, const W: i64> RmsNorm<T, W> {
         }
     }
 
-    /// The last step with `W > 1`, after a barrier: the row's sum, its `W` warps' sums added in
-    /// warp order.
+    /// With `W > 1`, after a barrier: the row's sum, its `W` warps' sums added in warp order.
     ///
     /// # Safety
     /// As [`RmsNorm::publish`], which every thread of the block must have run.
@@ -295,8 +271,8 @@ impl<T: Real, const W: i64> RmsNorm<T, W> {
         s
     }
 
-    /// The last step of thread `c.thread` in block `c.block[0]`, given its row's sum of
-    /// squares and its held atoms ([`RowCarry::held`]): `y = x rstd w` over its atoms of the row.
+    /// Thread `c.thread` in block `c.block[0]`, given its row's sum of squares and its held
+    /// atoms: `y = x rstd w` over its atoms of the row.
     ///
     /// # Safety
     /// As [`RmsNorm::partial`], which must have run for this thread and returned `held`, then
@@ -364,13 +340,6 @@ impl<T: Real, const W: i64> Kernel for RmsNorm<T, W> {
     type T = T;
     type Shared = V4;
     type Params<E: Engine> = RmsParams<E>;
-    type Carry = RowCarry;
-    /// The warp's sum; with `W > 1` then a barrier between the warps' sums written and read.
-    const COLLECTIVES: &'static [Collective] = if W == 1 {
-        &[Collective::WarpSum]
-    } else {
-        &[Collective::WarpSum, Collective::SyncThreads]
-    };
 
     /// Unit strides along the rows of `x` and `y` and along `w` (made static), `x` and `y` of one
     /// shape `(M, N)`, `w` of `N`, `N` a multiple of `V` (whole atoms), row strides keeping rows
@@ -426,32 +395,18 @@ impl<T: Real, const W: i64> Kernel for RmsNorm<T, W> {
         }
     }
 
-    /// Step 0: [`RmsNorm::partial`]; the warp's sum; step 1: [`RmsNorm::finish`]. With `W > 1`,
-    /// step 1 is [`RmsNorm::publish`], then a barrier, then step 2: [`RmsNorm::row_sum`] and
-    /// [`RmsNorm::finish`].
+    /// [`RmsNorm::partial`]; the warp's sum; with `W > 1` [`RmsNorm::publish`], a barrier and
+    /// [`RmsNorm::row_sum`]; [`RmsNorm::finish`].
     #[inline(always)]
-    unsafe fn step<E: Mem<T>, S: Mem<V4> + AsyncCopy<E>>(
-        k: usize,
-        p: &RmsParams<E>,
-        c: &Ctx<S>,
-        carry: RowCarry,
-    ) -> RowCarry {
-        match (k, W) {
-            (0, _) => Self::partial(p, c),
-            (1, 1) => {
-                Self::finish(p, c, carry.sum, &carry.held);
-                carry
-            }
-            (1, _) => {
-                Self::publish(p, c, carry.sum);
-                carry
-            }
-            _ => {
-                let sum = Self::row_sum(p, c);
-                Self::finish(p, c, sum, &carry.held);
-                carry.with_value(sum)
-            }
+    unsafe fn thread<E: Mem<T>, S: Mem<V4> + AsyncCopy<E>>(p: &RmsParams<E>, c: &Ctx<S>) {
+        let (sum, held) = Self::partial(p, c);
+        let mut sum = warp_sum(sum);
+        if W > 1 {
+            Self::publish(p, c, sum);
+            sync_threads();
+            sum = Self::row_sum(p, c);
         }
+        Self::finish(p, c, sum, &held);
     }
 }
 

@@ -29,8 +29,9 @@
 //! ([`TransposePairsLed`], `transpose_pairs_led_<T>`) stages the same rows, each read as pairs
 //! from the pair boundary at or below its first column, and writes each window as pairs.
 
-use crate::ctx::{Collective, Ctx, Geometry, Kernel};
+use crate::ctx::{Ctx, Geometry, Kernel};
 use crate::mem::{Mem, SwizzleEngine};
+use crate::sync::sync_threads;
 use core::marker::PhantomData;
 use layout_core::{
     const_ok, make_coord_tensor, make_tiled_copy_from_tv, tiles_of, ComposedLayout, CoordTensor,
@@ -216,7 +217,7 @@ impl<T: Copy + Default, S: SmemTile<T>, const LED: bool> Transpose<T, S, LED> {
     /// ([`PLAN8`]: two values a thread), each value predicated by its coordinate.
     ///
     /// # Safety
-    /// As [`Kernel::step`].
+    /// As [`Kernel::thread`].
     ///
     /// [`SMEM_LED`]: Transpose::SMEM_LED
     #[inline(always)]
@@ -277,7 +278,7 @@ impl<T: Copy + Default, S: SmemTile<T>, const LED: bool> Transpose<T, S, LED> {
     /// kernel).
     ///
     /// # Safety
-    /// As [`Kernel::step`], after [`Transpose::led_rows_in`] into the same tile and the barrier.
+    /// As [`Kernel::thread`], after [`Transpose::led_rows_in`] into the same tile and the barrier.
     ///
     /// [`SMEM_LED_T`]: Transpose::SMEM_LED_T
     #[inline(always)]
@@ -389,8 +390,6 @@ impl<T: Copy + Default, S: SmemTile<T>, const LED: bool> Kernel for Transpose<T,
     type T = T;
     type Shared = T;
     type Params<E: Engine> = TransposeParams<E>;
-    type Carry = f32;
-    const COLLECTIVES: &'static [Collective] = &[Collective::SyncThreads];
 
     /// `dst`'s shape is `src`'s transposed; unit strides along the rows (mode 1) of both, where a
     /// warp's 32 accesses are consecutive. Any row stride.
@@ -412,41 +411,27 @@ impl<T: Copy + Default, S: SmemTile<T>, const LED: bool> Kernel for Transpose<T,
         }
     }
 
-    /// Step 0: the input tile into the shared tile; step 1 (after the barrier): the output tile
-    /// from the shared tile (led: [`Transpose::led_rows_in`], [`Transpose::aligned_rows_out`]).
+    /// The input tile into the shared tile; after the barrier, the output tile from the shared
+    /// tile (led: [`Transpose::led_rows_in`], [`Transpose::aligned_rows_out`]).
     #[inline(always)]
-    unsafe fn step<E: Mem<T>, M: Mem<T>>(
-        k: usize,
-        p: &TransposeParams<E>,
-        c: &Ctx<M>,
-        carry: f32,
-    ) -> f32 {
+    unsafe fn thread<E: Mem<T>, M: Mem<T>>(p: &TransposeParams<E>, c: &Ctx<M>) {
+        let smem = |l| FlatTensor::new(S::engine(c.smem), l);
+        if LED {
+            Self::led_rows_in(p, c, &smem(Self::SMEM_LED));
+            sync_threads();
+            Self::aligned_rows_out(p, c, &smem(Self::SMEM_LED_T));
+            return;
+        }
         let thr = PLAN.get_slice(c.thread);
         let [bx, by] = c.block;
-        if LED {
-            if k == 0 {
-                let smem = FlatTensor::new(S::engine(c.smem), Self::SMEM_LED);
-                Self::led_rows_in(p, c, &smem);
-            } else {
-                let smem_t = FlatTensor::new(S::engine(c.smem), Self::SMEM_LED_T);
-                Self::aligned_rows_out(p, c, &smem_t);
-            }
-            return carry;
-        }
-        if k == 0 {
-            let smem = FlatTensor::new(S::engine(c.smem), Self::SMEM);
-            let tile = [by, bx];
-            let g = p.src.local_tile(TILER, tile);
-            let id = make_coord_tensor(p.src.shape()).local_tile(TILER, tile);
-            move_values(&thr, &g, &smem, &id);
-        } else {
-            let smem_t = FlatTensor::new(S::engine(c.smem), Self::SMEM_T);
-            let tile = [bx, by];
-            let g = p.dst.local_tile(TILER, tile);
-            let id = make_coord_tensor(p.dst.shape()).local_tile(TILER, tile);
-            move_values(&thr, &smem_t, &g, &id);
-        }
-        carry
+        let id = |t: &FlatTensor<E, 2>, at| make_coord_tensor(t.shape()).local_tile(TILER, at);
+        let (src, dst) = (
+            p.src.local_tile(TILER, [by, bx]),
+            p.dst.local_tile(TILER, [bx, by]),
+        );
+        move_values(&thr, &src, &smem(Self::SMEM), &id(&p.src, [by, bx]));
+        sync_threads();
+        move_values(&thr, &smem(Self::SMEM_T), &dst, &id(&p.dst, [bx, by]));
     }
 }
 
@@ -582,7 +567,7 @@ impl<T: Copy + Default> TransposePairsLed<T> {
     /// 32 of row `t` where `a_t = 1` (threads `t < ROWS`), all loaded before the first store.
     ///
     /// # Safety
-    /// As [`Kernel::step`], in a block that may stage pairs.
+    /// As [`Kernel::thread`], in a block that may stage pairs.
     #[inline(always)]
     unsafe fn pair_rows_in<P: Mem<T>, M: Mem<T>>(
         p: &TransposeParams<P>,
@@ -633,7 +618,7 @@ impl<T: Copy + Default> TransposePairsLed<T> {
     /// 16 reads before their 8 stores, without predicates.
     ///
     /// # Safety
-    /// As [`Kernel::step`], after step 0 and the barrier, in a block whose windows lie inside the
+    /// As [`Kernel::thread`], after step 0 and the barrier, in a block whose windows lie inside the
     /// output.
     #[inline(always)]
     unsafe fn pair_rows_out<P: Mem<T>, M: Mem<T>>(
@@ -670,8 +655,6 @@ impl<T: Copy + Default> Kernel for TransposePairsLed<T> {
     type T = T;
     type Shared = T;
     type Params<P: Engine> = TransposeParams<P>;
-    type Carry = f32;
-    const COLLECTIVES: &'static [Collective] = &[Collective::SyncThreads];
 
     /// As [`Transpose`]'s.
     fn prepare<P: Engine>(p: TransposeParams<P>) -> Result<TransposeParams<P>, &'static str> {
@@ -687,42 +670,33 @@ impl<T: Copy + Default> Kernel for TransposePairsLed<T> {
         }
     }
 
-    /// Step 0: the staged rows into the led tile as pairs ([`TransposePairsLed::pair_rows_in`])
-    /// where the block may, else element by element ([`Transpose::led_rows_in`]); step 1 (after
-    /// the barrier): the output windows as pairs ([`TransposePairsLed::pair_rows_out`]) in a
-    /// block whose windows lie inside the output, else element by element
-    /// ([`Transpose::aligned_rows_out`]).
+    /// The staged rows into the led tile as pairs ([`TransposePairsLed::pair_rows_in`]) where
+    /// the block may, else element by element ([`Transpose::led_rows_in`]); after the barrier,
+    /// the output windows as pairs ([`TransposePairsLed::pair_rows_out`]) in a block whose
+    /// windows lie inside the output, else element by element ([`Transpose::aligned_rows_out`]).
     #[inline(always)]
-    unsafe fn step<P: Mem<T>, M: Mem<T>>(
-        k: usize,
-        p: &TransposeParams<P>,
-        c: &Ctx<M>,
-        carry: f32,
-    ) -> f32 {
+    unsafe fn thread<P: Mem<T>, M: Mem<T>>(p: &TransposeParams<P>, c: &Ctx<M>) {
         let () = Self::_SHAPE;
         let (first, a, tile) = Self::led_tile(p, c);
         // the block's 64 columns: tile columns 1 .. 65
         let [s, _] = tile.layout().stride();
         let cols = tile.engine().advance(1);
-        if k == 0 {
-            if Self::pairs_inside(p, c.block) {
-                Self::pair_rows_in(p, c, first, a, &tile);
-            } else {
-                let staged = FlatLayout::new([Self::ROWS, TILE], [s, 1]).unwrap_unchecked();
-                Led::<T>::led_rows_in(p, c, &FlatTensor::new(cols, staged));
-            }
+        if Self::pairs_inside(p, c.block) {
+            Self::pair_rows_in(p, c, first, a, &tile);
         } else {
-            let smem_t = FlatTensor::new(
-                cols,
-                FlatLayout::new([TILE, Self::ROWS], [1, s]).unwrap_unchecked(),
-            );
-            if windows_inside(TILE, c.block, p.dst.shape()) {
-                Self::pair_rows_out(p, c, &smem_t);
-            } else {
-                Led::<T>::aligned_rows_out(p, c, &smem_t);
-            }
+            let staged = FlatLayout::new([Self::ROWS, TILE], [s, 1]).unwrap_unchecked();
+            Led::<T>::led_rows_in(p, c, &FlatTensor::new(cols, staged));
         }
-        carry
+        sync_threads();
+        let smem_t = FlatTensor::new(
+            cols,
+            FlatLayout::new([TILE, Self::ROWS], [1, s]).unwrap_unchecked(),
+        );
+        if windows_inside(TILE, c.block, p.dst.shape()) {
+            Self::pair_rows_out(p, c, &smem_t);
+        } else {
+            Led::<T>::aligned_rows_out(p, c, &smem_t);
+        }
     }
 }
 
@@ -806,35 +780,30 @@ impl<T: Copy + Default> TransposePairs<T> {
             && d.engine().aligned_pair()
     }
 
-    /// Step `k` of a tile that cannot move as pairs: thread `t`'s [`PLAN`] values of the input
-    /// tile `s` into the shared tile element by element (step 0), or of the output tile `d` from
-    /// it (step 1, `d(a, b)` = input `(b, a)`); `c` is the identity tile of the tensor the step
-    /// reads (step 0) or writes (step 1).
+    /// A tile that cannot move as pairs: thread `t`'s [`PLAN`] values of the input tile `s` into
+    /// the shared tile element by element, then, after the barrier, of the output tile `d` from
+    /// it (`d(a, b)` = input `(b, a)`); `cs` and `cd` are the identity tiles of `s` and `d`.
     ///
     /// # Safety
     /// The values inside the tensor must be inside both tensors' memory.
     #[inline(always)]
     unsafe fn elements<E: Mem<T>, M: Mem<T>>(
-        k: usize,
         t: i64,
-        s: &FlatTensor<E, 2>,
-        d: &FlatTensor<E, 2>,
+        (s, cs): (&FlatTensor<E, 2>, &CoordTensor<2>),
+        (d, cd): (&FlatTensor<E, 2>, &CoordTensor<2>),
         smem: &FlatTensor<M, 4>,
-        c: &CoordTensor<2>,
     ) {
         let thr = PLAN.get_slice(t);
-        if k == 0 {
-            let t_s = thr.partition_S(s);
-            let dst = |v: i64| smem.at(pair_elem(thr.coord(v)));
-            move16(|v| t_s.at(v), dst, c.covers(TILER), &thr.partition_S(c));
-        } else {
-            let t_d = thr.partition_D(d);
-            let src = |v: i64| {
-                let [a, b] = thr.coord(v);
-                smem.at(pair_elem([b, a]))
-            };
-            move16(src, |v| t_d.at(v), c.covers(TILER), &thr.partition_S(c));
-        }
+        let t_s = thr.partition_S(s);
+        let to = |v: i64| smem.at(pair_elem(thr.coord(v)));
+        move16(|v| t_s.at(v), to, cs.covers(TILER), &thr.partition_S(cs));
+        sync_threads();
+        let t_d = thr.partition_D(d);
+        let from = |v: i64| {
+            let [a, b] = thr.coord(v);
+            smem.at(pair_elem([b, a]))
+        };
+        move16(from, |v| t_d.at(v), cd.covers(TILER), &thr.partition_S(cd));
     }
 }
 
@@ -877,8 +846,6 @@ impl<T: Copy + Default> Kernel for TransposePairs<T> {
     type T = T;
     type Shared = T;
     type Params<E: Engine> = TransposeParams<E>;
-    type Carry = f32;
-    const COLLECTIVES: &'static [Collective] = &[Collective::SyncThreads];
 
     /// As [`Transpose`]'s: `dst` of `src`'s shape transposed, unit strides along the rows.
     fn prepare<E: Engine>(p: TransposeParams<E>) -> Result<TransposeParams<E>, &'static str> {
@@ -890,55 +857,44 @@ impl<T: Copy + Default> Kernel for TransposePairs<T> {
         tile_grid::<T, E>(p, TILER, Self::ELEMS)
     }
 
-    /// Step 0: the input tile's pairs into the shared tile; step 1 (after the barrier): each
-    /// thread's four 2x2 blocks from the shared tile, transposed, into the output tile. A tile
-    /// that cannot move as pairs moves element by element ([`TransposePairs::elements`]).
+    /// The input tile's pairs into the shared tile; after the barrier, each thread's four 2x2
+    /// blocks from the shared tile, transposed, into the output tile. A tile that cannot move as
+    /// pairs moves element by element ([`TransposePairs::elements`]).
     #[inline(always)]
-    unsafe fn step<E: Mem<T>, M: Mem<T>>(
-        k: usize,
-        p: &TransposeParams<E>,
-        c: &Ctx<M>,
-        carry: f32,
-    ) -> f32 {
+    unsafe fn thread<E: Mem<T>, M: Mem<T>>(p: &TransposeParams<E>, c: &Ctx<M>) {
         let [bx, by] = c.block;
         let src = p.src.local_tile(TILER, [by, bx]);
         let dst = p.dst.local_tile(TILER, [bx, by]);
         let id = make_coord_tensor(p.src.shape()).local_tile(TILER, [by, bx]);
         if !Self::pairs(&src, &dst, &id) {
-            let id = match k {
-                0 => id,
-                _ => make_coord_tensor(p.dst.shape()).local_tile(TILER, [bx, by]),
-            };
+            let id_d = make_coord_tensor(p.dst.shape()).local_tile(TILER, [bx, by]);
             let smem = FlatTensor::new(c.smem, PAIR_SMEM_ELEMS);
-            Self::elements(k, c.thread, &src, &dst, &smem, &id);
-            return carry;
+            Self::elements(c.thread, (&src, &id), (&dst, &id_d), &smem);
+            return;
         }
         let smem = FlatTensor::new(c.smem, PAIR_SMEM);
         // a whole 64x64 tile: 64 rows of 32 pairs (64 is even)
         let pairs = |t: &FlatTensor<E, 2>| t.pairs_along(1).unwrap_unchecked();
-        if k == 0 {
-            let thr = PAIR_IN.get_slice(c.thread);
-            let t_s = thr.partition_S(&pairs(&src));
-            let mut r = [[T::default(); 2]; 8];
-            unroll8!(v => r[v as usize] = t_s.at(v).read_pair());
-            unroll8!(v => {
-                let [row, col] = thr.coord(v);
-                smem.at([row % 2, row / 2, col]).write_pair(r[v as usize]);
-            });
-        } else {
-            let thr = PAIR_OUT.get_slice(c.thread);
-            let t_d = thr.partition_D(&pairs(&dst));
-            unroll4!(kk => {
-                // output rows 2p and 2p + 1, pair q: input rows 2q and 2q + 1, pair p
-                let [row, q] = thr.coord(2 * kk);
-                let pp = row / 2;
-                let a = smem.at([0, q, pp]).read_pair();
-                let b = smem.at([1, q, pp]).read_pair();
-                t_d.at(2 * kk).write_pair([a[0], b[0]]);
-                t_d.at(2 * kk + 1).write_pair([a[1], b[1]]);
-            });
-        }
-        carry
+        let thr = PAIR_IN.get_slice(c.thread);
+        let t_s = thr.partition_S(&pairs(&src));
+        let mut r = [[T::default(); 2]; 8];
+        unroll8!(v => r[v as usize] = t_s.at(v).read_pair());
+        unroll8!(v => {
+            let [row, col] = thr.coord(v);
+            smem.at([row % 2, row / 2, col]).write_pair(r[v as usize]);
+        });
+        sync_threads();
+        let thr = PAIR_OUT.get_slice(c.thread);
+        let t_d = thr.partition_D(&pairs(&dst));
+        unroll4!(kk => {
+            // output rows 2p and 2p + 1, pair q: input rows 2q and 2q + 1, pair p
+            let [row, q] = thr.coord(2 * kk);
+            let pp = row / 2;
+            let a = smem.at([0, q, pp]).read_pair();
+            let b = smem.at([1, q, pp]).read_pair();
+            t_d.at(2 * kk).write_pair([a[0], b[0]]);
+            t_d.at(2 * kk + 1).write_pair([a[1], b[1]]);
+        });
     }
 }
 
@@ -1070,37 +1026,44 @@ impl<T: Copy + Default, const E: i64> TransposeQuads<T, E> {
             && d.engine().aligned_quad()
     }
 
-    /// Step `k` of the element-by-element path: each 64x64 part `(i, j)` of the block's input
-    /// tile through its padded shared tile, [`PLAN`]'s 16 values at a time.
+    /// The element-by-element path: each 64x64 part `(i, j)` of the block's input tile through
+    /// its padded shared tile, [`PLAN`]'s 16 values at a time; after the barrier, each part's
+    /// transpose into the output.
     ///
     /// # Safety
-    /// As [`Kernel::step`].
+    /// As [`Kernel::thread`].
     #[inline(always)]
-    unsafe fn elements<E2: Mem<T>, M: Mem<T>>(k: usize, p: &TransposeParams<E2>, c: &Ctx<M>) {
+    unsafe fn elements<E2: Mem<T>, M: Mem<T>>(p: &TransposeParams<E2>, c: &Ctx<M>) {
         let [bx, by] = c.block;
         let thr = PLAN.get_slice(c.thread);
-        let mut part = 0;
-        while part < Self::PARTS * Self::PARTS {
-            // input part (i, j) of the tile: 64x64 tile (P by + i, P bx + j) of src
-            let (i, j) = (part / Self::PARTS, part % Self::PARTS);
-            let at = [Self::PARTS * by + i, Self::PARTS * bx + j];
-            let smem = FlatTensor::new(c.smem.advance(part * Padded::<T>::ELEMS), Self::PAD);
-            if k == 0 {
-                let t_s = thr.partition_S(&p.src.local_tile(TILER, at));
-                let id = make_coord_tensor(p.src.shape()).local_tile(TILER, at);
-                let to = |v: i64| smem.at(thr.coord(v));
-                move16(|v| t_s.at(v), to, id.covers(TILER), &thr.partition_S(&id));
-            } else {
-                let at = [at[1], at[0]];
-                let t_d = thr.partition_D(&p.dst.local_tile(TILER, at));
-                let id = make_coord_tensor(p.dst.shape()).local_tile(TILER, at);
-                let from = |v: i64| {
-                    let [a, b] = thr.coord(v);
-                    smem.at([b, a])
-                };
-                move16(from, |v| t_d.at(v), id.covers(TILER), &thr.partition_S(&id));
-            }
-            part += 1;
+        // input part n = (i, j) of the tile: 64x64 tile (P by + i, P bx + j) of src, and its
+        // padded shared tile
+        let part = |n: i64| {
+            let (i, j) = (n / Self::PARTS, n % Self::PARTS);
+            let smem = FlatTensor::new(c.smem.advance(n * Padded::<T>::ELEMS), Self::PAD);
+            ([Self::PARTS * by + i, Self::PARTS * bx + j], smem)
+        };
+        let mut n = 0;
+        while n < Self::PARTS * Self::PARTS {
+            let (at, smem) = part(n);
+            let t_s = thr.partition_S(&p.src.local_tile(TILER, at));
+            let id = make_coord_tensor(p.src.shape()).local_tile(TILER, at);
+            let to = |v: i64| smem.at(thr.coord(v));
+            move16(|v| t_s.at(v), to, id.covers(TILER), &thr.partition_S(&id));
+            n += 1;
+        }
+        sync_threads();
+        let mut n = 0;
+        while n < Self::PARTS * Self::PARTS {
+            let ([i, j], smem) = part(n);
+            let t_d = thr.partition_D(&p.dst.local_tile(TILER, [j, i]));
+            let id = make_coord_tensor(p.dst.shape()).local_tile(TILER, [j, i]);
+            let from = |v: i64| {
+                let [a, b] = thr.coord(v);
+                smem.at([b, a])
+            };
+            move16(from, |v| t_d.at(v), id.covers(TILER), &thr.partition_S(&id));
+            n += 1;
         }
     }
 }
@@ -1109,8 +1072,6 @@ impl<T: Copy + Default, const E: i64> Kernel for TransposeQuads<T, E> {
     type T = T;
     type Shared = T;
     type Params<P: Engine> = TransposeParams<P>;
-    type Carry = f32;
-    const COLLECTIVES: &'static [Collective] = &[Collective::SyncThreads];
 
     /// As [`Transpose`]'s: `dst` of `src`'s shape transposed, unit strides along the rows.
     fn prepare<P: Engine>(p: TransposeParams<P>) -> Result<TransposeParams<P>, &'static str> {
@@ -1122,25 +1083,19 @@ impl<T: Copy + Default, const E: i64> Kernel for TransposeQuads<T, E> {
         tile_grid::<T, P>(p, Self::TILER, Self::ELEMS)
     }
 
-    /// Step 0: the input tile's quads into the shared tile; step 1 (after the barrier): each
-    /// thread's 4x4 blocks from the shared tile, transposed, into the output tile. A tile that
-    /// cannot move as quads moves element by element ([`TransposeQuads::elements`]; both steps
-    /// of a block take the same path).
+    /// The input tile's quads into the shared tile; after the barrier, each thread's 4x4 blocks
+    /// from the shared tile, transposed, into the output tile. A tile that cannot move as quads
+    /// moves element by element ([`TransposeQuads::elements`]).
     #[inline(always)]
-    unsafe fn step<P: Mem<T>, M: Mem<T>>(
-        k: usize,
-        p: &TransposeParams<P>,
-        c: &Ctx<M>,
-        carry: f32,
-    ) -> f32 {
+    unsafe fn thread<P: Mem<T>, M: Mem<T>>(p: &TransposeParams<P>, c: &Ctx<M>) {
         let () = Self::_SHAPE;
         let [bx, by] = c.block;
         let src = p.src.local_tile(Self::TILER, [by, bx]);
         let dst = p.dst.local_tile(Self::TILER, [bx, by]);
         let id = make_coord_tensor(p.src.shape()).local_tile(Self::TILER, [by, bx]);
         if !Self::quads(&src, &dst, &id) {
-            Self::elements(k, p, c);
-            return carry;
+            Self::elements(p, c);
+            return;
         }
         // a whole tile: E rows of E / 4 quads (E is a multiple of 4)
         let quads = |t: &FlatTensor<P, 2>| t.vectors_along(1, 4).unwrap_unchecked();
@@ -1148,31 +1103,28 @@ impl<T: Copy + Default, const E: i64> Kernel for TransposeQuads<T, E> {
             .vectors_along(1, 4)
             .unwrap_unchecked();
         let n = Self::IN.values();
-        if k == 0 {
-            let thr = Self::IN.get_slice(c.thread);
-            let (t_s, t_m) = (thr.partition_S(&quads(&src)), thr.partition_D(&smem));
-            let mut r = [[T::default(); 4]; 16];
-            unroll16!(v => if v < n {
-                r[v as usize] = t_s.at(v).read_quad();
+        let thr = Self::IN.get_slice(c.thread);
+        let (t_s, t_m) = (thr.partition_S(&quads(&src)), thr.partition_D(&smem));
+        let mut r = [[T::default(); 4]; 16];
+        unroll16!(v => if v < n {
+            r[v as usize] = t_s.at(v).read_quad();
+        });
+        unroll16!(v => if v < n {
+            t_m.at(v).write_quad(r[v as usize]);
+        });
+        sync_threads();
+        let thr = Self::OUT.get_slice(c.thread);
+        let t_d = thr.partition_D(&quads(&dst));
+        unroll4!(j => if 4 * j < n {
+            // output rows 4a + k (values 4j + k), quad b: input rows 4b + i, quad a
+            let [row, b] = thr.coord(4 * j);
+            let a = row / 4;
+            let mut q = [[T::default(); 4]; 4];
+            unroll4!(i => q[i as usize] = smem.at([4 * b + i, a]).read_quad());
+            unroll4!(k => {
+                let k = k as usize;
+                t_d.at(4 * j + k as i64).write_quad([q[0][k], q[1][k], q[2][k], q[3][k]]);
             });
-            unroll16!(v => if v < n {
-                t_m.at(v).write_quad(r[v as usize]);
-            });
-        } else {
-            let thr = Self::OUT.get_slice(c.thread);
-            let t_d = thr.partition_D(&quads(&dst));
-            unroll4!(j => if 4 * j < n {
-                // output rows 4a + k (values 4j + k), quad b: input rows 4b + i, quad a
-                let [row, b] = thr.coord(4 * j);
-                let a = row / 4;
-                let mut q = [[T::default(); 4]; 4];
-                unroll4!(i => q[i as usize] = smem.at([4 * b + i, a]).read_quad());
-                unroll4!(k => {
-                    let k = k as usize;
-                    t_d.at(4 * j + k as i64).write_quad([q[0][k], q[1][k], q[2][k], q[3][k]]);
-                });
-            });
-        }
-        carry
+        });
     }
 }

@@ -16,6 +16,7 @@ pub mod jobs;
 mod library;
 pub mod module;
 pub mod sharded;
+pub mod sim;
 pub mod tma;
 pub mod tp_gemm;
 pub mod tune;

@@ -208,11 +208,7 @@ mod tests {
                        .visible .entry ptr(\n\t.param .u64 .ptr .align 1 ptr_param_0\n)\n{\n}\n";
 
     fn info(name: &'static str, param_bytes: usize) -> KernelInfo {
-        KernelInfo {
-            name,
-            param_bytes,
-            collectives: &[],
-        }
+        KernelInfo { name, param_bytes }
     }
 
     #[test]

@@ -439,7 +439,10 @@ impl Layout {
     }
 
     /// `L(i)` for a 1-D coordinate `i` (colexicographic; the last mode takes what remains).
-    #[inline]
+    /// Always inlined on the host, where a kernel's partitioning runs on the simulated GPU: a
+    /// call per element would be its largest cost (the device inlines it anyway).
+    #[cfg_attr(target_arch = "nvptx64", inline)]
+    #[cfg_attr(not(target_arch = "nvptx64"), inline(always))]
     pub const fn call(&self, mut i: i64) -> i64 {
         let s = self.shape.leaves();
         let n = s.len();

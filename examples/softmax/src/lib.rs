@@ -120,10 +120,10 @@ pub struct HostRun<T> {
     pub writes: Vec<u32>,
 }
 
-/// The kernel run on the CPU: every block and thread of the launch, the same steps and
-/// collectives as on the GPU, over checked host memory (a read outside `x`, a write outside `y`
-/// or a read of shared memory before it is written panics). `y` starts as `y0`; `staged` tiles of
-/// each row go through shared memory. `Err` names what the kernel refuses.
+/// The kernel run on the CPU's simulated GPU: every thread of every block runs the kernel's
+/// function, over checked host memory. `y` starts as `y0`; `staged` tiles of each row go through
+/// shared memory. `Err` names what the kernel refuses, or what the simulator found (an access
+/// outside `x` or `y`, a shared-memory race, a shuffle under divergent lanes, with its sites).
 pub fn host_execution<T: Dtype>(
     x: &[T],
     y0: &[T],
@@ -142,7 +142,8 @@ pub fn host_execution<T: Dtype>(
         }
     };
     let p = T::K::prepare::<HostMem<T>>(p).map_err(str::to_string)?;
-    run_on_host::<T::K>(&p, T::K::geometry::<HostMem<T>>(&p, 132, 0));
+    let g = T::K::geometry::<HostMem<T>>(&p, 132, 0);
+    sim::launch::<T::K>(&p, g, sim::Options::default()).map_err(|e| e.to_string())?;
     if reads.iter().any(|&r| r != 0) {
         return Err("the kernel wrote x".into());
     }

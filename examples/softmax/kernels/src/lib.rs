@@ -9,22 +9,20 @@
 //! a row past `M` does nothing, an atom past `N` is skipped, and the atom that straddles `N`
 //! goes element by element.
 //!
-//! - Step 0, [`Softmax::stage`]: the lane's atoms of the first `staged` tiles go to shared
-//!   memory by `cp.async` (all in flight before the one wait; element by element where an atom
-//!   is not whole or not 16-byte aligned); then one pass over its atoms gives its maximum `m_t`
-//!   and its sum `s_t` of `exp(x - m_t)` (online: the running sum rescaled when the maximum
-//!   grows), kept in its own slot; returns `m_t`.
-//! - [`Collective::WarpMax`]: the row's maximum `m`, in every lane.
-//! - Step 1, [`Softmax::sum`]: returns `s_t exp(m_t - m)` and keeps `m` in the slot.
-//! - [`Collective::WarpSum`]: the row's sum `s`.
+//! A thread's function ([`Kernel::thread`]):
+//! - [`Softmax::stage`]: the lane's atoms of the first `staged` tiles go to shared memory by
+//!   `cp.async` (all in flight before the one wait; element by element where an atom is not
+//!   whole or not 16-byte aligned); then one pass over its atoms gives its maximum `m_t` and its
+//!   sum `s_t` of `exp(x - m_t)` (online: the running sum rescaled when the maximum grows).
+//! - [`warp_max`]: the row's maximum `m`, in every lane; [`warp_sum`] of `s_t exp(m_t - m)`: the
+//!   row's sum `s`.
+//! - [`Softmax::write`]: `y = exp(x - m) * (1 / s)`, rounded to `T`.
 //!
-//! In steps 0 and 1 `exp(x - m)` is `2^((x - m) log2 e)`: a subtraction, a multiplication and one
-//! `ex2.approx`.
-//! - Step 2, [`Softmax::write`]: `y = exp(x - m) * (1 / s)`, rounded to `T`.
+//! `exp(x - m)` is `2^((x - m) log2 e)`: a subtraction, a multiplication and one `ex2.approx`.
 //!
 //! Subtracting the maximum keeps every exponent `<= 0`, so nothing overflows; a row of `-inf`
 //! (or with a NaN) gives NaN, as torch's softmax. Tiles past the staged ones (rows longer than
-//! shared memory holds) are read from global memory in each step.
+//! shared memory holds) are read from global memory in both passes.
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]
 #![warn(missing_docs)]
@@ -40,10 +38,9 @@ pub const THREADS: i64 = ROWS * 32;
 pub const STAGE_BYTES: i64 = THREADS * 16;
 /// The most tiles of a row a block stages.
 pub const MAX_STAGED: i64 = 1 << 16;
-/// The block's slots: `(THREADS, MAX_STAGED + 1):(1, THREADS)`. Thread `t` stages its atom of
-/// tile `k` in slot `(t, k)`, and keeps its row's maximum in slot `(t, staged)`.
-pub const SLOTS: FlatLayout<2> =
-    const_ok!(FlatLayout::new([THREADS, MAX_STAGED + 1], [1, THREADS]));
+/// The block's slots: `(THREADS, MAX_STAGED):(1, THREADS)`. Thread `t` stages its atom of tile
+/// `k` in slot `(t, k)`.
+pub const SLOTS: FlatLayout<2> = const_ok!(FlatLayout::new([THREADS, MAX_STAGED], [1, THREADS]));
 
 /// The kernel's one by-value parameter: `x` and `y` of one shape `(M, N)`, unit column stride.
 #[repr(C)]
@@ -88,10 +85,10 @@ impl<T: Real> Softmax<T> {
         (cols + Self::TILER[1] - 1) / Self::TILER[1]
     }
 
-    /// Tiles to stage for rows of `cols` elements with `smem` bytes of shared memory per block
-    /// (one tile of slots is the maxima's): the whole row when it fits, at least 0.
+    /// Tiles to stage for rows of `cols` elements with `smem` bytes of shared memory per block:
+    /// the whole row when it fits, at least 0.
     pub const fn staged_for(cols: i64, smem: i64) -> i64 {
-        let (all, fit) = (Self::tiles(cols), smem / STAGE_BYTES - 1);
+        let (all, fit) = (Self::tiles(cols), smem / STAGE_BYTES);
         let n = if all < fit { all } else { fit };
         if n < 0 {
             0
@@ -192,20 +189,19 @@ impl<T: Real> Softmax<T> {
         }
     }
 
-    /// Step 0 of thread `c.thread` in block `c.block[0]`: stages its atoms of the row's first
-    /// `staged` tiles, then in one pass over its atoms the online maximum and sum: `m_t` its
-    /// largest element, `s_t` the sum of `exp(x - m_t)` (each atom's sum added after rescaling
-    /// the running one by `exp(m_old - m_new)`). Keeps `(m_t, s_t)` in slot `(t, staged)` and
-    /// returns `m_t` (`-inf` for a row past `M`).
+    /// Thread `c.thread` in block `c.block[0]` stages its atoms of the row's first `staged`
+    /// tiles, then in one pass over its atoms takes the online maximum and sum: returns `m_t`
+    /// its largest element (`-inf` for a row past `M`) and `s_t` the sum of `exp(x - m_t)` (each
+    /// atom's sum added after rescaling the running one by `exp(m_old - m_new)`).
     ///
     /// # Safety
-    /// `p` prepared, its engines reaching its tensors; `c.smem` reaching `staged + 1` tiles of
+    /// `p` prepared, its engines reaching its tensors; `c.smem` reaching `staged` tiles of
     /// [`SLOTS`].
     #[inline(always)]
     pub unsafe fn stage<E: Mem<T>, S: Mem<V4> + AsyncCopy<E>>(
         p: &SoftmaxParams<E>,
         c: &Ctx<S>,
-    ) -> f32 {
+    ) -> (f32, f32) {
         let () = Self::_ONE_ATOM;
         let (b, t) = (c.block[0], c.thread);
         let thr = Self::PLAN.get_slice(t);
@@ -244,43 +240,21 @@ impl<T: Real> Softmax<T> {
             }
             k += 1;
         }
-        slots
-            .at([t, p.staged])
-            .write(V4([m.to_bits(), sum.to_bits(), 0, 0]));
-        m
+        (m, sum)
     }
 
-    /// Step 1: given the row's maximum `m`, returns the thread's share of the row's sum,
-    /// `s_t exp(m_t - m)`, and keeps `m` in its slot.
-    ///
-    /// # Safety
-    /// As [`Softmax::stage`], which must have run for this thread, then the warp's maximum.
-    #[inline(always)]
-    pub unsafe fn sum<E: Mem<T>, S: Mem<V4>>(p: &SoftmaxParams<E>, c: &Ctx<S>, m: f32) -> f32 {
-        let slot = FlatTensor::new(c.smem, SLOTS).at([c.thread, p.staged]);
-        let mine = slot.read();
-        slot.write(V4([m.to_bits(), 0, 0, 0]));
-        let (mt, st) = (f32::from_bits(mine.0[0]), f32::from_bits(mine.0[1]));
-        if mt == f32::NEG_INFINITY {
-            // no element, or only -inf: nothing to the sum
-            0.0
-        } else {
-            st * exp_shifted(mt, m)
-        }
-    }
-
-    /// Step 2: `y = exp(x - m) / s` over the thread's elements of the row, `m` from its slot:
+    /// `y = exp(x - m) / s` over the thread's elements of the row, given its maximum and sum:
     /// `2^(x log2 e - (m log2 e + log2 s))`, the shift split in two so that it stays exact
     /// (`hi = m log2 e` rounded, `lo` its rounding error plus `log2 s`): per element one fused
     /// multiply-add, one subtraction and one `ex2.approx`. (`x - m <= 0` and `s >= 1`, so the
     /// exponent is at most rounding above 0; a row whose maximum is `-inf` gives NaN.)
     ///
     /// # Safety
-    /// As [`Softmax::sum`], which must have run for this thread, then the warp's sum.
+    /// As [`Softmax::stage`], which must have run for this thread (its staged atoms are read
+    /// back).
     #[inline(always)]
-    pub unsafe fn write<E: Mem<T>, S: Mem<V4>>(p: &SoftmaxParams<E>, c: &Ctx<S>, s: f32) {
+    pub unsafe fn write<E: Mem<T>, S: Mem<V4>>(p: &SoftmaxParams<E>, c: &Ctx<S>, m: f32, s: f32) {
         let (b, t) = (c.block[0], c.thread);
-        let m = f32::from_bits(FlatTensor::new(c.smem, SLOTS).at([t, p.staged]).read().0[0]);
         let hi = m * LOG2_E;
         let lo = fma(m, LOG2_E, -hi) + log2_approx(s);
         let y = |x: f32| exp2_approx(fma(x, LOG2_E, -hi) - lo);
@@ -322,8 +296,6 @@ impl<T: Real> Kernel for Softmax<T> {
     type T = T;
     type Shared = V4;
     type Params<E: Engine> = SoftmaxParams<E>;
-    type Carry = f32;
-    const COLLECTIVES: &'static [Collective] = &[Collective::WarpMax, Collective::WarpSum];
 
     /// Unit column strides (made static), `x` and `y` of one shape,
     /// `y`'s rows disjoint, `0 <= staged <= MAX_STAGED` (then capped at the row's tiles).
@@ -350,30 +322,27 @@ impl<T: Real> Kernel for Softmax<T> {
         Err(why)
     }
 
-    /// `ceil(M / 4)` blocks of 128 threads; `staged + 1` tiles of slots.
+    /// `ceil(M / 4)` blocks of 128 threads; `staged` tiles of slots.
     fn geometry<E: Engine>(p: &SoftmaxParams<E>, _sms: i64, _smem_limit: i64) -> Geometry {
         Geometry {
             grid: [p.x.layout().tiles(Self::TILER)[0], 1],
             threads: THREADS,
-            smem_bytes: (p.staged + 1) * STAGE_BYTES,
+            smem_bytes: p.staged * STAGE_BYTES,
         }
     }
 
+    /// [`Softmax::stage`], the row's maximum and sum over the warp, [`Softmax::write`].
     #[inline(always)]
-    unsafe fn step<E: Mem<T>, S: Mem<V4> + AsyncCopy<E>>(
-        k: usize,
-        p: &SoftmaxParams<E>,
-        c: &Ctx<S>,
-        carry: f32,
-    ) -> f32 {
-        match k {
-            0 => Self::stage(p, c),
-            1 => Self::sum(p, c, carry),
-            _ => {
-                Self::write(p, c, carry);
-                carry
-            }
-        }
+    unsafe fn thread<E: Mem<T>, S: Mem<V4> + AsyncCopy<E>>(p: &SoftmaxParams<E>, c: &Ctx<S>) {
+        let (mt, st) = Self::stage(p, c);
+        let m = warp_max(mt);
+        // a lane with no element, or only -inf, adds nothing to the sum
+        let share = if mt == f32::NEG_INFINITY {
+            0.0
+        } else {
+            st * exp_shifted(mt, m)
+        };
+        Self::write(p, c, m, warp_sum(share));
     }
 }
 

@@ -1,0 +1,103 @@
+//! The host's side of [`crate::sync`] (every target but `nvptx64`): a kernel's thread asks the
+//! simulated GPU that runs it (`host::sim`, installed with [`install`]) for a barrier, a shuffle
+//! or a vote, and gets the PTX ISA's result once every thread it waits for has asked too.
+
+use core::cell::Cell;
+use core::panic::Location;
+
+/// A shuffle's mode (`shfl.sync.<mode>`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shfl {
+    /// `bfly`: lane `lane ^ arg`.
+    Bfly,
+    /// `idx`: lane `arg % 32`.
+    Idx,
+    /// `up`: lane `lane - arg`, the lane's own value below lane 0.
+    Up,
+    /// `down`: lane `lane + arg`, the lane's own value past lane 31.
+    Down,
+}
+
+/// A vote's mode (`vote.sync.<mode>`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Vote {
+    /// `ballot.b32`: bit `i` for lane `i`'s predicate.
+    Ballot,
+    /// `any.pred`: 1 where any lane's predicate holds.
+    Any,
+    /// `all.pred`: 1 where every lane's predicate holds.
+    All,
+}
+
+/// What a thread waits for with the others.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sync {
+    /// `bar.sync id, threads`; `threads == 0`: every thread of the block.
+    Barrier {
+        /// The barrier (0 is `__syncthreads`'s).
+        id: u32,
+        /// Threads it waits for (0: the block's).
+        threads: u32,
+    },
+    /// `bar.warp.sync 0xffffffff`.
+    Warp,
+    /// `shfl.sync.<mode>.b32 value, arg` over the full warp.
+    Shfl {
+        /// The mode.
+        mode: Shfl,
+        /// This lane's value.
+        value: u32,
+        /// The lane operand (`b`).
+        lane: u32,
+    },
+    /// `vote.sync.<mode>` over the full warp.
+    Vote {
+        /// The mode.
+        mode: Vote,
+        /// This lane's predicate.
+        pred: bool,
+    },
+}
+
+/// A simulated GPU running a block's threads: what [`request`] reaches.
+pub trait Simulator {
+    /// The running thread's `op`, called at `site`: returns once every thread `op` waits for has
+    /// asked too, with the result (a shuffle's value, a vote's bits; 0 for a barrier).
+    fn sync(&self, op: Sync, site: &'static Location<'static>) -> u32;
+}
+
+std::thread_local! {
+    static CURRENT: Cell<Option<*const (dyn Simulator + 'static)>> = const { Cell::new(None) };
+}
+
+/// Makes `sim` the simulator that [`request`] reaches on this OS thread until the returned guard
+/// is dropped (the one before it is then restored).
+///
+/// # Safety
+/// `sim` must outlive the guard.
+pub unsafe fn install(sim: &dyn Simulator) -> Installed {
+    // SAFETY: the caller keeps `sim` alive while it is installed; only the lifetime is erased
+    let sim: *const (dyn Simulator + 'static) = core::mem::transmute(sim as *const dyn Simulator);
+    Installed(CURRENT.with(|c| c.replace(Some(sim))))
+}
+
+/// The guard of [`install`].
+pub struct Installed(Option<*const (dyn Simulator + 'static)>);
+
+impl Drop for Installed {
+    fn drop(&mut self) {
+        CURRENT.with(|c| c.set(self.0));
+    }
+}
+
+/// The running thread's `op`, performed by the installed simulator; a kernel called outside one
+/// panics (a device intrinsic has no meaning on the host alone).
+#[track_caller]
+pub fn request(op: Sync) -> u32 {
+    let site = Location::caller();
+    match CURRENT.with(Cell::get) {
+        // SAFETY: `install`'s caller keeps it alive while installed
+        Some(sim) => unsafe { (*sim).sync(op, site) },
+        None => panic!("{op:?} at {site} outside the simulated GPU (host::sim runs kernels)"),
+    }
+}

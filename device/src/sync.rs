@@ -1,0 +1,188 @@
+//! What the threads of a block do together: barriers (the block's and named ones), and the warp's
+//! shuffles, votes and reductions. Each is one PTX instruction on the device; on the host the
+//! simulated GPU (`host::sim`) performs it as the PTX ISA defines it, over the coroutines of the
+//! block's threads ([`crate::sim`]), so a kernel calling them runs unchanged in both places and
+//! its warp reductions are bit-equal.
+//!
+//! Every lane of a warp takes part in a warp operation (the full mask, `0xffffffff`); the
+//! simulated GPU reports a warp whose lanes do not all reach the same kind of operation (a
+//! shuffle under divergent lanes) and a barrier that not every thread it waits for reaches (a
+//! deadlock), each with the sites where the threads wait.
+
+#[cfg(target_arch = "nvptx64")]
+use core::arch::asm;
+
+#[cfg(not(target_arch = "nvptx64"))]
+use crate::sim::{request, Shfl, Sync, Vote};
+
+/// `__syncthreads()` (`bar.sync 0`): every thread of the block arrives before any goes on, and
+/// the shared-memory accesses before it are seen by every thread after it. Every thread of the
+/// block must reach it; if one does not, the block hangs (the simulated GPU reports the
+/// deadlock with each thread's wait).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn sync_threads() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: a barrier cannot corrupt memory
+    unsafe {
+        core::arch::nvptx::_syncthreads()
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    request(Sync::Barrier { id: 0, threads: 0 });
+}
+
+/// `bar.sync id, threads`: waits until `threads` threads (a multiple of 32, whole warps) have
+/// arrived at named barrier `id` (1..16; 0 is [`sync_threads`]'s); their shared-memory accesses
+/// before it are seen by each other after it.
+///
+/// # Safety
+/// Exactly `threads` threads of the block use barrier `id` each time, and none uses it with
+/// another count meanwhile (the simulated GPU reports either).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn named_barrier(id: u32, threads: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    asm!("bar.sync {i}, {n};", i = in(reg32) id, n = in(reg32) threads,
+         options(nostack, preserves_flags));
+    #[cfg(not(target_arch = "nvptx64"))]
+    request(Sync::Barrier { id, threads });
+}
+
+/// `__syncwarp()` (`bar.warp.sync 0xffffffff`): every lane of the warp arrives, and their
+/// memory accesses before it are seen by each other after it.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn sync_warp() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: a barrier
+    unsafe {
+        asm!(
+            "bar.warp.sync 0xffffffff;",
+            options(nostack, preserves_flags)
+        )
+    };
+    #[cfg(not(target_arch = "nvptx64"))]
+    request(Sync::Warp);
+}
+
+/// Declares a full-warp shuffle `shfl.sync.<mode>.b32` of a `u32`, with its clamp operand.
+macro_rules! shuffle {
+    ($(#[$doc:meta])* $name:ident, $mode:literal, $clamp:literal, $sim:ident) => {
+        $(#[$doc])*
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub fn $name(v: u32, lane: u32) -> u32 {
+            #[cfg(target_arch = "nvptx64")]
+            {
+                let r: u32;
+                // SAFETY: a register exchange within the warp; every lane takes part. Not `pure`:
+                // LLVM may sink a pure asm into a branch of the lanes that use its result (it
+                // did: a warp's sum that only lane 0 wrote was moved under `lane == 0`, and the
+                // warp hung), and it has no `convergent` for asm.
+                unsafe {
+                    asm!(concat!("shfl.sync.", $mode, ".b32 {r}, {v}, {l}, ", $clamp, ", 0xffffffff;"),
+                         r = out(reg32) r, v = in(reg32) v, l = in(reg32) lane,
+                         options(nomem, nostack, preserves_flags));
+                }
+                r
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            request(Sync::Shfl { mode: Shfl::$sim, value: v, lane })
+        }
+    };
+}
+
+shuffle!(
+    /// `shfl.sync.bfly.b32` over the full warp: lane `lane ^ mask`'s `v` (`mask` < 32).
+    shfl_xor_u32, "bfly", "0x1f", Bfly
+);
+shuffle!(
+    /// `shfl.sync.idx.b32` over the full warp: lane `src`'s `v` (`src` taken modulo 32).
+    shfl_idx, "idx", "0x1f", Idx
+);
+shuffle!(
+    /// `shfl.sync.down.b32` over the full warp: lane `lane + delta`'s `v`, or the lane's own
+    /// where that is past lane 31.
+    shfl_down, "down", "0x1f", Down
+);
+shuffle!(
+    /// `shfl.sync.up.b32` over the full warp: lane `lane - delta`'s `v`, or the lane's own where
+    /// that is below lane 0.
+    shfl_up, "up", "0", Up
+);
+
+/// [`shfl_xor_u32`] of an `f32`'s bits: lane `lane ^ mask`'s `v`.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn shfl_xor(v: f32, mask: u32) -> f32 {
+    f32::from_bits(shfl_xor_u32(v.to_bits(), mask))
+}
+
+/// The sum of `v` over the warp, in every lane: the butterfly with masks 16, 8, 4, 2, 1 (each
+/// lane adds the same values in the same order, so every lane holds the same bits).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn warp_sum(mut v: f32) -> f32 {
+    let mut m = 16;
+    while m > 0 {
+        v += shfl_xor(v, m);
+        m /= 2;
+    }
+    v
+}
+
+/// The largest `v` over the warp, in every lane (the butterfly of [`warp_sum`] with `max.f32`:
+/// a NaN loses to a number, as `f32::max`).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn warp_max(mut v: f32) -> f32 {
+    let mut m = 16;
+    while m > 0 {
+        v = v.max(shfl_xor(v, m));
+        m /= 2;
+    }
+    v
+}
+
+/// Declares a full-warp vote `vote.sync.<mode>` of a `bool`.
+macro_rules! vote {
+    ($(#[$doc:meta])* $name:ident -> $t:ty, $asm:literal, $sim:ident, $from:expr) => {
+        $(#[$doc])*
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub fn $name(p: bool) -> $t {
+            #[cfg(target_arch = "nvptx64")]
+            let r: u32 = {
+                let r: u32;
+                // SAFETY: a vote within the warp; every lane takes part
+                unsafe {
+                    asm!($asm, r = out(reg32) r, x = in(reg32) p as u32,
+                         options(nomem, nostack, preserves_flags));
+                }
+                r
+            };
+            #[cfg(not(target_arch = "nvptx64"))]
+            let r = request(Sync::Vote { mode: Vote::$sim, pred: p });
+            $from(r)
+        }
+    };
+}
+
+vote!(
+    /// `vote.sync.ballot.b32` over the full warp: bit `i` set where lane `i`'s `p` holds.
+    ballot -> u32,
+    "{{ .reg .pred p; setp.ne.u32 p, {x}, 0; vote.sync.ballot.b32 {r}, p, 0xffffffff; }}",
+    Ballot, |r: u32| r
+);
+vote!(
+    /// Does `p` hold in any lane of the warp (`vote.sync.any.pred`)?
+    vote_any -> bool,
+    "{{ .reg .pred p, q; setp.ne.u32 p, {x}, 0; vote.sync.any.pred q, p, 0xffffffff; selp.u32 {r}, 1, 0, q; }}",
+    Any, |r: u32| r != 0
+);
+vote!(
+    /// Does `p` hold in every lane of the warp (`vote.sync.all.pred`)?
+    vote_all -> bool,
+    "{{ .reg .pred p, q; setp.ne.u32 p, {x}, 0; vote.sync.all.pred q, p, 0xffffffff; selp.u32 {r}, 1, 0, q; }}",
+    All, |r: u32| r != 0
+);

@@ -1,0 +1,423 @@
+//! One block on the simulated GPU: each thread a stackful coroutine (`corosensei`) running the
+//! kernel's function, suspended at every barrier, warp shuffle and vote ([`Sync`]), resumed in a
+//! seeded order once what it waits for is complete. A barrier completes when every thread it
+//! waits for has arrived; a warp operation when all 32 lanes have reached the same kind of
+//! operation, its result computed as the PTX ISA defines it. When no thread can run and nothing
+//! can complete, the block is stuck: a deadlock, or a warp operation under divergent lanes,
+//! reported with every thread's wait.
+
+use super::clock::Clocks;
+use super::schedule::Schedule;
+use super::shared::Smem;
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::panic::Location;
+use tessel_device::sim::{install, Shfl, Simulator, Sync, Vote};
+
+/// Where the kernel's code made a call.
+pub type Site = &'static Location<'static>;
+
+/// A fault the simulator found, raised inside a thread (or the scheduler) and caught by the
+/// launch ([`super::launch`]); `resume_unwind` carries it without the panic hook's message.
+#[derive(Debug)]
+pub struct Fault(pub String);
+
+/// Raises `message` as the running launch's fault.
+pub fn fault(message: String) -> ! {
+    std::panic::resume_unwind(Box::new(Fault(message)))
+}
+
+/// A block's shared state, reached by its threads' engines and device calls.
+pub struct BlockState {
+    /// The block's vector clocks.
+    pub clocks: RefCell<Clocks>,
+    /// Its shared memory's shadow.
+    pub smem: RefCell<Smem>,
+    running: Cell<usize>,
+    block: Cell<[i64; 2]>,
+    yielders: Vec<Cell<*const Yielder<u32, (Sync, Site)>>>,
+}
+
+std::thread_local! {
+    static BLOCK: Cell<*const BlockState> = const { Cell::new(std::ptr::null()) };
+}
+
+/// `f` of the running block and thread; outside a simulated block a fault.
+pub fn current<R>(f: impl FnOnce(&BlockState, usize) -> R) -> R {
+    let b = BLOCK.with(Cell::get);
+    if b.is_null() {
+        fault("a simulated-GPU engine used outside its launch".to_string());
+    }
+    // SAFETY: set by `run_block` to the block it runs, which outlives its threads
+    let b = unsafe { &*b };
+    f(b, b.running.get())
+}
+
+impl Simulator for BlockState {
+    fn sync(&self, op: Sync, site: Site) -> u32 {
+        let y = self.yielders[self.running.get()].get();
+        // SAFETY: set by the thread's coroutine as it started; valid while it runs
+        unsafe { (*y).suspend((op, site)) }
+    }
+}
+
+/// Where a thread is.
+#[derive(Clone, Copy, Debug)]
+enum State {
+    Runnable,
+    Waiting(Sync, Site, u64),
+    Ended,
+}
+
+/// Runs block `block` of a launch, with the reused `state`: `threads` coroutines of `thread(t)` over the pooled `stacks`,
+/// with `smem_elems` shared elements of `elem_bytes` bytes at the shadow `state` keeps. Any fault
+/// unwinds out of it.
+pub fn run_block(
+    (state, block): (&mut BlockState, [i64; 2]),
+    stacks: &mut [DefaultStack],
+    schedule: &mut Schedule,
+    (smem_elems, elem_bytes): (usize, usize),
+    thread: &dyn Fn(usize),
+) {
+    let threads = stacks.len();
+    state.block.set(block);
+    state.clocks.get_mut().reset(threads);
+    state.smem.get_mut().reset(smem_elems, elem_bytes, threads);
+    state
+        .yielders
+        .resize_with(threads, || Cell::new(std::ptr::null()));
+    let state: &BlockState = state;
+    let _block = Installed::new(state);
+    // SAFETY: `state` outlives the coroutines, which are dropped before this function returns
+    let _sim = unsafe { install(state) };
+    let mut coroutines: Vec<_> = stacks
+        .iter_mut()
+        .enumerate()
+        .map(|(t, stack)| {
+            let yielder = &state.yielders[t];
+            // SAFETY: the closure borrows `thread` and `state`, which outlive the coroutines
+            // (dropped, unwinding their stacks, at the end of this function or on a fault)
+            unsafe {
+                Coroutine::with_stack_unchecked(stack, move |y: &Yielder<u32, (Sync, Site)>, _| {
+                    yielder.set(y);
+                    thread(t)
+                })
+            }
+        })
+        .collect();
+    let mut states = vec![State::Runnable; threads];
+    let mut results = vec![0u32; threads];
+    let mut arrival = 0u64;
+    let mut waiting = Vec::new();
+    let mut order: Vec<usize> = Vec::with_capacity(threads);
+    loop {
+        order.clear();
+        order.extend((0..threads).filter(|&t| matches!(states[t], State::Runnable)));
+        schedule.shuffle(&mut order);
+        for &t in &order {
+            state.running.set(t);
+            match coroutines[t].resume(results[t]) {
+                CoroutineResult::Yield((op, site)) => {
+                    states[t] = State::Waiting(op, site, arrival);
+                    arrival += 1;
+                }
+                CoroutineResult::Return(()) => {
+                    state.smem.borrow().check_ended(t);
+                    states[t] = State::Ended;
+                }
+            }
+        }
+        if states.iter().all(|s| matches!(s, State::Ended)) {
+            return;
+        }
+        if !complete(state, &mut states, &mut results, &mut waiting) {
+            fault(stuck(&states));
+        }
+    }
+}
+
+/// Sets the running block for the engines, and clears it when dropped.
+struct Installed;
+impl Installed {
+    fn new(b: &BlockState) -> Self {
+        BLOCK.with(|c| c.set(b));
+        Installed
+    }
+}
+impl Drop for Installed {
+    fn drop(&mut self) {
+        BLOCK.with(|c| c.set(std::ptr::null()));
+    }
+}
+
+impl BlockState {
+    /// The block's index.
+    pub fn block(&self) -> [i64; 2] {
+        self.block.get()
+    }
+
+    /// The thread that runs (or ran last).
+    pub fn running(&self) -> usize {
+        self.running.get()
+    }
+
+    /// A block's state, to be reused from block to block.
+    pub fn new() -> Self {
+        BlockState {
+            clocks: RefCell::default(),
+            smem: RefCell::default(),
+            running: Cell::new(0),
+            block: Cell::new([0, 0]),
+            yielders: Vec::new(),
+        }
+    }
+}
+
+/// Completes every barrier and warp operation whose threads have all arrived: their threads
+/// become runnable, with their results. False when none could. `waiting` is scratch space.
+fn complete(
+    b: &BlockState,
+    states: &mut [State],
+    results: &mut [u32],
+    waiting: &mut Vec<(u32, u64, usize, u32, Site)>,
+) -> bool {
+    let threads = states.len();
+    let mut progress = false;
+    // barriers: (id, arrival, thread, count, site), grouped by id in arrival order
+    waiting.clear();
+    for (t, s) in states.iter().enumerate() {
+        if let State::Waiting(Sync::Barrier { id, threads: n }, site, at) = *s {
+            waiting.push((id, at, t, n, site));
+        }
+    }
+    waiting.sort_unstable_by_key(|w| (w.0, w.1));
+    for group in waiting.chunk_by(|a, b| a.0 == b.0) {
+        let (id, n, site) = (group[0].0, group[0].3, group[0].4);
+        if let Some(w) = group.iter().find(|w| w.3 != n) {
+            fault(format!(
+                "barrier {id}: thread {} waits for {n} threads at {site}, thread {} for {} at {}",
+                group[0].2, w.2, w.3, w.4
+            ));
+        }
+        let need = if n == 0 { threads } else { n as usize };
+        if n != 0 && (n % 32 != 0 || need > threads) {
+            fault(format!(
+                "barrier {id} at {site} waits for {n} threads: a multiple of 32, at most the \
+                 block's {threads}"
+            ));
+        }
+        if group.len() >= need {
+            if need == threads {
+                b.clocks.borrow_mut().block_barrier();
+                b.smem.borrow_mut().block_barrier();
+            } else {
+                let set: Vec<usize> = group[..need].iter().map(|w| w.2).collect();
+                b.clocks.borrow_mut().join(&set);
+            }
+            for w in &group[..need] {
+                states[w.2] = State::Runnable;
+                results[w.2] = 0;
+            }
+            progress = true;
+        }
+    }
+    // warp operations: all 32 lanes at the same kind
+    for w in 0..threads / 32 {
+        let lanes = 32 * w..32 * w + 32;
+        let mut ops = [Sync::Warp; 32];
+        let mut all = true;
+        for (l, t) in lanes.clone().enumerate() {
+            match states[t] {
+                State::Waiting(op, _, _) if !matches!(op, Sync::Barrier { .. }) => ops[l] = op,
+                _ => {
+                    all = false;
+                    break;
+                }
+            }
+        }
+        if !all || !ops.iter().all(|o| same_kind(o, &ops[0])) {
+            continue;
+        }
+        let out = warp_op(&ops);
+        if matches!(ops[0], Sync::Warp) {
+            b.clocks
+                .borrow_mut()
+                .join(&lanes.clone().collect::<Vec<_>>());
+        }
+        for (l, t) in lanes.enumerate() {
+            states[t] = State::Runnable;
+            results[t] = out[l];
+        }
+        progress = true;
+    }
+    progress
+}
+
+/// Do two lanes' operations meet (the same instruction kind and mode)?
+fn same_kind(a: &Sync, b: &Sync) -> bool {
+    match (a, b) {
+        (Sync::Shfl { mode: x, .. }, Sync::Shfl { mode: y, .. }) => x == y,
+        (Sync::Vote { mode: x, .. }, Sync::Vote { mode: y, .. }) => x == y,
+        (Sync::Warp, Sync::Warp) => true,
+        _ => false,
+    }
+}
+
+/// The results of one warp operation, all 32 lanes' `ops` of one kind, lane by lane: a shuffle
+/// as `shfl.sync` computes it with the clamp operands [`tessel_device::sync`] passes (`0x1f`
+/// for bfly, idx and down; 0 for up: no segments), a vote over the 32 predicates.
+fn warp_op(ops: &[Sync]) -> [u32; 32] {
+    let mut out = [0u32; 32];
+    match ops[0] {
+        Sync::Shfl { mode, .. } => {
+            let values: [u32; 32] = std::array::from_fn(|l| match ops[l] {
+                Sync::Shfl { value, .. } => value,
+                _ => unreachable!("one kind"),
+            });
+            for (lane, o) in ops.iter().enumerate() {
+                let Sync::Shfl { lane: b, .. } = *o else {
+                    unreachable!("one kind")
+                };
+                let lane = lane as u32;
+                let j = match mode {
+                    Shfl::Bfly => Some(lane ^ (b & 31)),
+                    Shfl::Idx => Some(b & 31),
+                    Shfl::Down => Some(lane + b).filter(|&j| j <= 31),
+                    Shfl::Up => lane.checked_sub(b),
+                };
+                out[lane as usize] = values[j.unwrap_or(lane) as usize];
+            }
+        }
+        Sync::Vote { mode, .. } => {
+            let bits = ops.iter().enumerate().fold(0u32, |acc, (l, o)| match o {
+                Sync::Vote { pred: true, .. } => acc | 1 << l,
+                _ => acc,
+            });
+            let r = match mode {
+                Vote::Ballot => bits,
+                Vote::Any => (bits != 0) as u32,
+                Vote::All => (bits == u32::MAX) as u32,
+            };
+            out = [r; 32];
+        }
+        Sync::Warp | Sync::Barrier { .. } => {}
+    }
+    out
+}
+
+/// The report of a stuck block: every thread's wait, threads waiting alike grouped into ranges;
+/// a warp operation whose lanes are not all there named first.
+fn stuck(states: &[State]) -> String {
+    let mut groups: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (t, s) in states.iter().enumerate() {
+        let what = match s {
+            State::Waiting(op, site, _) => format!("wait at {} ({site})", name(op)),
+            State::Ended => "have ended".to_string(),
+            State::Runnable => "are runnable".to_string(),
+        };
+        groups.entry(what).or_default().push(t);
+    }
+    let divergent = (0..states.len().div_ceil(32)).find(|w| {
+        let lanes = &states[32 * w..(32 * w + 32).min(states.len())];
+        let warp_op = |s: &State| {
+            matches!(s, State::Waiting(op, _, _) if !matches!(op, Sync::Barrier { .. }))
+        };
+        lanes.iter().any(warp_op) && !lanes.iter().all(warp_op)
+            || lanes.len() < 32 && lanes.iter().any(warp_op)
+    });
+    let mut m = match divergent {
+        Some(w) => format!(
+            "a warp operation under divergent lanes: in warp {w} not every one of 32 lanes \
+             reached it; "
+        ),
+        None => "deadlock: no thread can go on; ".to_string(),
+    };
+    let mut first = true;
+    for (what, ts) in groups {
+        if !first {
+            m.push_str("; ");
+        }
+        first = false;
+        let _ = write!(m, "threads {} {what}", ranges(&ts));
+    }
+    m
+}
+
+/// `op` as the device function a kernel calls.
+fn name(op: &Sync) -> String {
+    match op {
+        Sync::Barrier { id: 0, threads: 0 } => "sync_threads".to_string(),
+        Sync::Barrier { id, threads } => format!("named_barrier({id}, {threads})"),
+        Sync::Warp => "sync_warp".to_string(),
+        Sync::Shfl { mode, .. } => format!("shfl.{}", format!("{mode:?}").to_lowercase()),
+        Sync::Vote { mode, .. } => format!("vote.{}", format!("{mode:?}").to_lowercase()),
+    }
+}
+
+/// `0-31, 64, 96-127`.
+pub fn ranges(ts: &[usize]) -> String {
+    let mut out = String::new();
+    let mut i = 0;
+    while i < ts.len() {
+        let mut j = i;
+        while j + 1 < ts.len() && ts[j + 1] == ts[j] + 1 {
+            j += 1;
+        }
+        if !out.is_empty() {
+            out.push_str(", ");
+        }
+        let _ = if i == j {
+            write!(out, "{}", ts[i])
+        } else {
+            write!(out, "{}-{}", ts[i], ts[j])
+        };
+        i = j + 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shfl(mode: Shfl, b: u32) -> Vec<Sync> {
+        (0..32)
+            .map(|l| Sync::Shfl {
+                mode,
+                value: 100 + l,
+                lane: b,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn shuffles_take_the_lanes_the_ptx_isa_names() {
+        let bfly = warp_op(&shfl(Shfl::Bfly, 5));
+        assert!((0..32).all(|l| bfly[l] == 100 + (l as u32 ^ 5)));
+        let idx = warp_op(&shfl(Shfl::Idx, 33));
+        assert!(idx.iter().all(|&v| v == 101), "idx takes src modulo 32");
+        let down = warp_op(&shfl(Shfl::Down, 3));
+        assert!((0..32).all(|l| down[l] == 100 + if l + 3 <= 31 { l + 3 } else { l } as u32));
+        let up = warp_op(&shfl(Shfl::Up, 3));
+        assert!((0..32).all(|l| up[l] == 100 + if l >= 3 { l - 3 } else { l } as u32));
+    }
+
+    #[test]
+    fn votes_count_every_lane() {
+        let v = |mode, f: fn(u32) -> bool| -> Vec<Sync> {
+            (0..32).map(|l| Sync::Vote { mode, pred: f(l) }).collect()
+        };
+        assert_eq!(warp_op(&v(Vote::Ballot, |l| l % 3 == 0))[7], 0x4924_9249);
+        assert_eq!(warp_op(&v(Vote::Any, |l| l == 31))[0], 1);
+        assert_eq!(warp_op(&v(Vote::All, |l| l != 31))[0], 0);
+        assert_eq!(warp_op(&v(Vote::All, |_| true))[0], 1);
+    }
+
+    #[test]
+    fn ranges_group_consecutive_threads() {
+        assert_eq!(ranges(&[0, 1, 2, 5, 7, 8]), "0-2, 5, 7-8");
+    }
+}

@@ -1,0 +1,149 @@
+//! The simulated GPU: a kernel's own function ([`Kernel::thread`]) run on the CPU for every
+//! thread of every block, as the device would run it, and checked as it runs.
+//!
+//! Each block's threads are stackful coroutines ([`block`]) on one OS thread; a barrier, a warp
+//! shuffle or a vote suspends a thread until every thread it waits for has arrived, and the
+//! result is the PTX ISA's (a warp's butterfly sums add in the device's order, so results are
+//! bit-equal). Global memory is host buffers ([`HostMem`]: bounds, alignment, every write
+//! counted); shared memory ([`SharedMem`]) keeps each element's last write and reads with their
+//! thread, barrier epoch and source site, and `cp.async` copies land at the wait that covers
+//! them. Reported, with the sites: shared-memory races (two threads, one writing, no barrier
+//! between), reads of unwritten or in-flight shared memory, copies never waited for, deadlocks
+//! (every thread's wait), warp operations under divergent lanes, accesses outside a buffer.
+//! The order in which runnable threads resume is drawn from a seed ([`Options::seed`]); the
+//! report names it, and the same seed replays the same schedule.
+//!
+//! What it does not model yet: mbarriers, the copy engine (TMA), `wgmma`, clusters and
+//! distributed shared memory (the GEMMs still have their own host executions), and races on
+//! global memory (only each output element's write count is checked).
+
+mod block;
+mod clock;
+mod global;
+mod schedule;
+mod shared;
+
+pub use block::ranges;
+pub use global::{written_once, HostMem};
+pub use shared::SharedMem;
+
+use block::{run_block, BlockState, Fault};
+use corosensei::stack::DefaultStack;
+use schedule::Schedule;
+use std::cell::RefCell;
+use std::fmt;
+use tessel_gpu::ctx::{Ctx, Geometry, Kernel};
+
+/// How a launch is simulated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// The schedule: the order in which each block's runnable threads resume (0: thread order).
+    pub seed: u64,
+}
+
+impl Default for Options {
+    /// The seed of `TESSEL_SIM_SEED` where it is set (to replay a reported schedule), else 1.
+    fn default() -> Self {
+        let seed = std::env::var("TESSEL_SIM_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(1);
+        Options { seed }
+    }
+}
+
+/// What the simulated GPU found wrong with a launch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SimError {
+    /// The block it happened in.
+    pub block: [i64; 2],
+    /// The schedule's seed.
+    pub seed: u64,
+    /// What happened, with the kernel's sites.
+    pub message: String,
+}
+
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "block ({}, {}): {} [schedule seed {}: TESSEL_SIM_SEED={} replays it]",
+            self.block[0], self.block[1], self.message, self.seed, self.seed
+        )
+    }
+}
+
+impl std::error::Error for SimError {}
+
+/// Bytes of each coroutine's stack (a thread of a kernel built without optimisation uses tens of
+/// KiB; the pages are touched only as used).
+const STACK_BYTES: usize = 256 << 10;
+
+std::thread_local! {
+    /// Stacks kept from launch to launch: a fresh stack per thread costs a hundred times a resume.
+    static STACKS: RefCell<Vec<DefaultStack>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs kernel `K` over `geometry` on the simulated GPU: every block in turn, each with a fresh
+/// shared memory of `geometry.smem_bytes` bytes. `p` must be prepared (`K::prepare`), its engines
+/// host buffers. `Err` is the first fault found; the buffers then hold what the kernel wrote
+/// until it.
+pub fn launch<K: Kernel>(
+    p: &K::Params<HostMem<K::T>>,
+    geometry: Geometry,
+    options: Options,
+) -> Result<(), SimError> {
+    let threads = geometry.threads as usize;
+    let elem = std::mem::size_of::<K::Shared>().max(1);
+    let elems = geometry.smem_bytes as usize / elem;
+    let mut stacks = STACKS.with(|s| std::mem::take(&mut *s.borrow_mut()));
+    while stacks.len() < threads {
+        stacks.push(DefaultStack::new(STACK_BYTES).expect("a coroutine stack"));
+    }
+    let mut state = BlockState::new();
+    let mut schedule = Schedule::new(options.seed);
+    let mut smem = vec![K::Shared::default(); elems];
+    let mut at = [0, 0];
+    global::new_launch();
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        for by in 0..geometry.grid[1] {
+            for bx in 0..geometry.grid[0] {
+                at = [bx, by];
+                let s = SharedMem::new(smem.as_mut_ptr(), elems);
+                let thread = |t: usize| {
+                    let c = Ctx {
+                        block: [bx, by],
+                        grid: geometry.grid,
+                        thread: t as i64,
+                        smem: s,
+                    };
+                    // SAFETY: host memory; every access is checked and faults out of range
+                    unsafe { K::thread(p, &c) }
+                };
+                run_block(
+                    (&mut state, [bx, by]),
+                    &mut stacks[..threads],
+                    &mut schedule,
+                    (elems, elem),
+                    &thread,
+                );
+            }
+        }
+    }));
+    STACKS.with(|s| *s.borrow_mut() = stacks);
+    result.map_err(|payload| SimError {
+        block: at,
+        seed: options.seed,
+        message: match payload.downcast::<Fault>() {
+            Ok(f) => f.0,
+            Err(p) => {
+                let why = p
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_else(|| "a panic".to_string());
+                format!("thread {} panicked: {why}", state.running())
+            }
+        },
+    })
+}

@@ -1,0 +1,419 @@
+//! A block's shared memory on the simulated GPU: its elements, each with the last write and the
+//! reads since (thread, epoch, site), checked against the block's happens-before ([`Clocks`]) at
+//! every access; and the `cp.async` copies in flight into it, which land at the wait that covers
+//! them. [`SharedMem`] is the engine a kernel's `Ctx::smem` gets.
+//!
+//! Reported, each with the sites of both accesses: two threads touching one element, one of them
+//! writing, with no barrier between them (a race); an element read before any write; an element
+//! touched while a `cp.async` into it is in flight (a missing wait, or a missing barrier after
+//! it); a thread that ends with copies in flight.
+
+use super::block::{current, fault, Site};
+use super::clock::{Clocks, Epoch};
+use super::global::HostMem;
+use layout_core::Engine;
+use std::panic::Location;
+use tessel_gpu::mem::{AsyncCopy, Mem, V4};
+
+/// One access: its epoch and where the kernel made it.
+#[derive(Clone, Copy, Debug)]
+struct Access {
+    at: Epoch,
+    site: Site,
+}
+
+/// What is known of one element.
+#[derive(Clone, Debug, Default)]
+struct Cell {
+    /// The block this state belongs to (a cell of an earlier block is unwritten in this one).
+    block: u32,
+    /// The block barrier generation of `reads` (older reads are ordered before every thread).
+    generation: u32,
+    write: Option<Access>,
+    /// The reads since the last write and block barrier: the first, and any after it (most
+    /// elements have one reader between barriers).
+    read: Option<Access>,
+    more_reads: Vec<Access>,
+    /// `1 + thread` whose `cp.async` into this element is in flight, or 0.
+    copy: u32,
+}
+
+/// A `cp.async` in flight.
+#[derive(Clone, Copy, Debug)]
+struct InFlight {
+    /// The group it was committed in, `None` before the thread's next commit.
+    group: Option<u32>,
+    elem: usize,
+    elems: usize,
+    data: V4,
+    site: Site,
+}
+
+/// The block's shared memory: the shadow of its elements and the copies in flight.
+#[derive(Debug, Default)]
+pub struct Smem {
+    elem_bytes: usize,
+    cells: Vec<Cell>,
+    /// The running block's serial number (from 1), and its barriers so far.
+    block: u32,
+    generation: u32,
+    /// Per thread: its copies in flight, and its groups committed so far.
+    copies: Vec<Vec<InFlight>>,
+    groups: Vec<u32>,
+}
+
+/// Which access.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Read,
+    Write,
+}
+
+impl Smem {
+    /// `elems` elements of `elem_bytes` bytes, never written, for `threads` threads.
+    /// The cells of the block before are reset as they are next touched, keeping the memory of
+    /// their reads.
+    pub fn reset(&mut self, elems: usize, elem_bytes: usize, threads: usize) {
+        self.elem_bytes = elem_bytes;
+        self.cells.truncate(elems);
+        self.cells.resize(elems, Cell::default());
+        self.block += 1;
+        self.generation = 0;
+        self.copies.iter_mut().for_each(Vec::clear);
+        self.copies.resize(threads, Vec::new());
+        self.groups.clear();
+        self.groups.resize(threads, 0);
+    }
+
+    /// Every thread passed a block barrier: reads before it are ordered before every access after.
+    pub fn block_barrier(&mut self) {
+        self.generation += 1;
+    }
+
+    /// Thread `t`'s access of `n` elements from `i`.
+    fn access(
+        &mut self,
+        clocks: &Clocks,
+        t: usize,
+        (i, n): (usize, usize),
+        kind: Kind,
+        site: Site,
+    ) {
+        let now = Access {
+            at: clocks.now(t),
+            site,
+        };
+        let (block, generation) = (self.block, self.generation);
+        for e in i..i + n {
+            let cell = &mut self.cells[e];
+            if cell.block != block {
+                cell.block = block;
+                cell.write = None;
+                cell.copy = 0;
+                cell.read = None;
+                cell.more_reads.clear();
+                cell.generation = generation;
+            } else if cell.generation != generation {
+                cell.read = None;
+                cell.more_reads.clear();
+                cell.generation = generation;
+            }
+            if cell.copy != 0 {
+                self.in_flight(e, t, kind, site);
+            }
+            match kind {
+                Kind::Read => {
+                    let Some(w) = cell.write else {
+                        fault(format!(
+                            "shared element {e} read by thread {t} at {site} before any thread \
+                             wrote it"
+                        ));
+                    };
+                    if !clocks.before(w.at, t) {
+                        race(e, w, "wrote", now, "read");
+                    }
+                    match cell.read {
+                        None => cell.read = Some(now),
+                        Some(r) if r.at == now.at => {}
+                        Some(_) => {
+                            if cell.more_reads.last().is_none_or(|r| r.at != now.at) {
+                                cell.more_reads.push(now);
+                            }
+                        }
+                    }
+                }
+                Kind::Write => {
+                    if let Some(w) = cell.write.filter(|w| !clocks.before(w.at, t)) {
+                        race(e, w, "wrote", now, "wrote");
+                    }
+                    let unordered = |r: &&Access| !clocks.before(r.at, t);
+                    if let Some(&r) = cell.read.iter().chain(&cell.more_reads).find(unordered) {
+                        race(e, r, "read", now, "wrote");
+                    }
+                    cell.write = Some(now);
+                    cell.read = None;
+                    cell.more_reads.clear();
+                }
+            }
+        }
+    }
+
+    /// Element `e`, touched by thread `t` at `site`, has a copy in flight: the fault.
+    fn in_flight(&self, e: usize, t: usize, kind: Kind, site: Site) -> ! {
+        let u = self.cells[e].copy as usize - 1;
+        let c = self.copies[u]
+            .iter()
+            .find(|c| (c.elem..c.elem + c.elems).contains(&e))
+            .expect("an element's copy in flight is its thread's");
+        fault(format!(
+            "shared element {e} {} by thread {t} at {site} while thread {u}'s cp.async into it \
+             (issued at {}) is in flight: a missing cp.async wait{}",
+            kind.verb(),
+            c.site,
+            if u == t {
+                ""
+            } else {
+                ", or a missing barrier after it"
+            }
+        ))
+    }
+
+    /// Thread `t` starts a copy of `data` into the 16 bytes from element `i`.
+    fn copy(&mut self, clocks: &Clocks, t: usize, i: usize, data: V4, site: Site) {
+        let elems = 16 / self.elem_bytes;
+        // the copy writes its bytes some time before the wait: a write, as far as races go
+        self.access(clocks, t, (i, elems), Kind::Write, site);
+        for e in i..i + elems {
+            self.cells[e].copy = 1 + t as u32;
+        }
+        self.copies[t].push(InFlight {
+            group: None,
+            elem: i,
+            elems,
+            data,
+            site,
+        });
+    }
+
+    /// Thread `t` commits its copies since its last commit as a group.
+    fn commit(&mut self, t: usize) {
+        let g = self.groups[t];
+        for c in self.copies[t].iter_mut().filter(|c| c.group.is_none()) {
+            c.group = Some(g);
+        }
+        self.groups[t] += 1;
+    }
+
+    /// Thread `t` waits for its groups but the `n` most recent: their copies land in `data`
+    /// (elements of `elem_bytes`), as writes of `t`'s current epoch.
+    ///
+    /// # Safety
+    /// `data` must hold the block's elements.
+    unsafe fn wait(&mut self, clocks: &Clocks, t: usize, n: u32, data: *mut u8) {
+        let done = |c: &InFlight| c.group.is_some_and(|g| g + n < self.groups[t]);
+        let (landed, left): (Vec<InFlight>, Vec<InFlight>) = std::mem::take(&mut self.copies[t])
+            .into_iter()
+            .partition(done);
+        self.copies[t] = left;
+        for c in landed {
+            let at = clocks.now(t);
+            for e in c.elem..c.elem + c.elems {
+                let cell = &mut self.cells[e];
+                cell.copy = 0;
+                cell.write = Some(Access { at, site: c.site });
+                cell.read = None;
+                cell.more_reads.clear();
+            }
+            std::ptr::copy_nonoverlapping(
+                c.data.0.as_ptr() as *const u8,
+                data.add(c.elem * self.elem_bytes),
+                16,
+            );
+        }
+    }
+
+    /// Thread `t` ended: its copies must have landed.
+    pub fn check_ended(&self, t: usize) {
+        if let Some(c) = self.copies[t].first() {
+            fault(format!(
+                "thread {t} ended with {} cp.async copies in flight (the first issued at {}): a \
+                 missing cp.async wait",
+                self.copies[t].len(),
+                c.site
+            ));
+        }
+    }
+}
+
+impl Kind {
+    fn verb(self) -> &'static str {
+        match self {
+            Kind::Read => "read",
+            Kind::Write => "written",
+        }
+    }
+}
+
+/// Reports a race on element `e` between `a` and `b`.
+fn race(e: usize, a: Access, did_a: &str, b: Access, did_b: &str) -> ! {
+    fault(format!(
+        "shared-memory race on element {e}: thread {} {did_a} it at {}, thread {} {did_b} it at \
+         {}, with no barrier between them",
+        a.at.thread, a.site, b.at.thread, b.site
+    ))
+}
+
+/// The engine of a block's shared memory on the simulated GPU: elements of `U`, every access
+/// bounds-checked, aligned as on the device, and checked by the block's shadow ([`Smem`]).
+#[derive(Debug)]
+pub struct SharedMem<U> {
+    data: *mut U,
+    len: i64,
+    pos: i64,
+}
+impl<U> Clone for SharedMem<U> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<U> Copy for SharedMem<U> {}
+
+impl<U> SharedMem<U> {
+    /// The engine at element 0 of the block's `len` elements at `data`.
+    pub(crate) fn new(data: *mut U, len: usize) -> Self {
+        Self {
+            data,
+            len: len as i64,
+            pos: 0,
+        }
+    }
+
+    /// The `n` elements from here, checked: inside, and aligned to `align` elements.
+    #[track_caller]
+    fn span(&self, n: i64, align: i64, what: &str) -> (usize, usize) {
+        if self.pos < 0 || self.pos + n > self.len {
+            fault(format!(
+                "shared {what} of {n} elements at element {} outside the block's {} at {}",
+                self.pos,
+                self.len,
+                Location::caller()
+            ));
+        }
+        if self.pos % align != 0 {
+            fault(format!(
+                "shared {what} at element {} not aligned to {align} elements at {}",
+                self.pos,
+                Location::caller()
+            ));
+        }
+        (self.pos as usize, n as usize)
+    }
+
+    fn v4_elems() -> i64 {
+        16 / std::mem::size_of::<U>() as i64
+    }
+
+    #[track_caller]
+    fn check(&self, n: i64, align: i64, kind: Kind) -> usize {
+        let what = match kind {
+            Kind::Read => "read",
+            Kind::Write => "write",
+        };
+        let span = self.span(n, align, what);
+        let site = Location::caller();
+        current(|b, t| {
+            b.smem
+                .borrow_mut()
+                .access(&b.clocks.borrow(), t, span, kind, site)
+        });
+        span.0
+    }
+}
+
+impl<U> Engine for SharedMem<U> {
+    fn advance(self, off: i64) -> Self {
+        Self {
+            pos: self.pos + off,
+            ..self
+        }
+    }
+    fn fmt_origin(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "shared[{}]+{}", self.len, self.pos)
+    }
+}
+
+impl<U: Copy> Mem<U> for SharedMem<U> {
+    unsafe fn read(&self) -> U {
+        *self.data.add(self.check(1, 1, Kind::Read))
+    }
+    unsafe fn write(&self, v: U) {
+        *self.data.add(self.check(1, 1, Kind::Write)) = v
+    }
+    unsafe fn read_v4(&self) -> V4 {
+        let n = Self::v4_elems();
+        (self.data.add(self.check(n, n, Kind::Read)) as *const V4).read_unaligned()
+    }
+    unsafe fn write_v4(&self, v: V4) {
+        let n = Self::v4_elems();
+        (self.data.add(self.check(n, n, Kind::Write)) as *mut V4).write_unaligned(v)
+    }
+    fn aligned16(&self) -> bool {
+        self.pos % Self::v4_elems() == 0
+    }
+    unsafe fn read_pair(&self) -> [U; 2] {
+        let i = self.check(2, 2, Kind::Read);
+        [*self.data.add(i), *self.data.add(i + 1)]
+    }
+    unsafe fn write_pair(&self, v: [U; 2]) {
+        let i = self.check(2, 2, Kind::Write);
+        *self.data.add(i) = v[0];
+        *self.data.add(i + 1) = v[1];
+    }
+    fn aligned_pair(&self) -> bool {
+        self.pos % 2 == 0
+    }
+    unsafe fn read_quad(&self) -> [U; 4] {
+        let i = self.check(4, 4, Kind::Read);
+        std::array::from_fn(|k| *self.data.add(i + k))
+    }
+    unsafe fn write_quad(&self, v: [U; 4]) {
+        let i = self.check(4, 4, Kind::Write);
+        for (k, x) in v.into_iter().enumerate() {
+            *self.data.add(i + k) = x;
+        }
+    }
+    fn aligned_quad(&self) -> bool {
+        self.pos % 4 == 0
+    }
+    /// From the block's start, as the device's shared memory starts 1024-byte aligned.
+    fn misalignment(&self, bytes: usize) -> i64 {
+        let size = std::mem::size_of::<U>() as i64;
+        (self.pos * size).rem_euclid(bytes as i64) / size
+    }
+}
+
+impl<T: Copy, U> AsyncCopy<HostMem<T>> for SharedMem<U> {
+    /// Reads the 16 bytes at `src` now (checked); they land here at the wait that covers them.
+    unsafe fn copy_async_v4(&self, src: &HostMem<T>) {
+        let data = src.read_v4();
+        let n = Self::v4_elems();
+        let (i, _) = self.span(n, n, "cp.async");
+        let site = Location::caller();
+        current(|b, t| {
+            b.smem
+                .borrow_mut()
+                .copy(&b.clocks.borrow(), t, i, data, site)
+        });
+    }
+    fn commit(&self) {
+        current(|b, t| b.smem.borrow_mut().commit(t));
+    }
+    unsafe fn wait_groups<const N: u32>(&self) {
+        let data = self.data as *mut u8;
+        current(|b, t| b.smem.borrow_mut().wait(&b.clocks.borrow(), t, N, data));
+    }
+    unsafe fn wait_all(&self) {
+        <Self as AsyncCopy<HostMem<T>>>::commit(self);
+        <Self as AsyncCopy<HostMem<T>>>::wait_groups::<0>(self);
+    }
+}

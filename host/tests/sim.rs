@@ -1,0 +1,218 @@
+//! The simulated GPU catches each injected fault, naming the kernel's sites: a kernel that
+//! rotates a vector through shared memory twice, written correctly and broken one way at a time
+//! (a missing barrier, a missing cp.async wait, an element written twice, a shuffle under
+//! divergent lanes, a barrier some threads never reach). A failing schedule replays from its
+//! seed; a correct kernel gives the same result under every seed.
+
+use host::sim::{self, HostMem, Options, SimError};
+use layout_core::{Engine, FlatLayout, FlatTensor};
+use tessel_gpu::ctx::{Ctx, Geometry, Kernel};
+use tessel_gpu::mem::{AsyncCopy, Mem, V4};
+use tessel_gpu::sync::{sync_threads, warp_sum};
+
+/// Threads of the block.
+const THREADS: i64 = 128;
+
+/// `x` and `y`, `4 THREADS` floats each.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+struct Params<E> {
+    x: FlatTensor<E, 1>,
+    y: FlatTensor<E, 1>,
+}
+
+/// The faults: none, or one of these.
+const CORRECT: u8 = 0;
+const NO_BARRIER: u8 = 1;
+const NO_WAIT: u8 = 2;
+const TWICE: u8 = 3;
+const DIVERGENT: u8 = 4;
+const DEADLOCK: u8 = 5;
+
+/// Thread `t` stages `x`'s 16 bytes `t` in shared slot `t` (by `cp.async` when `ASYNC`), reads
+/// slot `t + 1` after a barrier and restages it in its own slot after another, and writes slot
+/// `t + 1` to `y`'s 16 bytes `t` after a third: `y[t] = x[(t + 2) % THREADS]`, in 16-byte units.
+struct Rotate<const FAULT: u8, const ASYNC: bool>;
+
+impl<const FAULT: u8, const ASYNC: bool> Kernel for Rotate<FAULT, ASYNC> {
+    type T = f32;
+    type Shared = V4;
+    type Params<E: Engine> = Params<E>;
+    fn prepare<E: Engine>(p: Params<E>) -> Result<Params<E>, &'static str> {
+        Ok(p)
+    }
+    fn geometry<E: Engine>(_: &Params<E>, _: i64, _: i64) -> Geometry {
+        Geometry {
+            grid: [1, 1],
+            threads: THREADS,
+            smem_bytes: 16 * THREADS,
+        }
+    }
+    unsafe fn thread<E: Mem<f32>, S: Mem<V4> + AsyncCopy<E>>(p: &Params<E>, c: &Ctx<S>) {
+        let t = c.thread;
+        let slot = |i: i64| c.smem.advance(i % THREADS);
+        let x = p.x.engine().advance(4 * t);
+        if ASYNC {
+            slot(t).copy_async_v4(&x); // site: COPY
+            if FAULT != NO_WAIT {
+                slot(t).wait_all();
+            }
+        } else {
+            slot(t).write(x.read_v4()); // site: STAGE
+        }
+        if FAULT == DEADLOCK && t >= 64 {
+            return;
+        }
+        sync_threads(); // site: BARRIER_1
+        let v = slot(t + 1).read(); // site: READ
+        if FAULT != NO_BARRIER {
+            sync_threads();
+        }
+        slot(t).write(v); // site: RESTAGE
+        sync_threads();
+        let out = if FAULT == TWICE && t == 1 { 0 } else { t };
+        let y = p.y.engine().advance(4 * out);
+        y.write_v4(slot(t + 1).read()); // site: WRITE
+        if FAULT == DIVERGENT && t % 32 < 16 {
+            // a warp's sum taken by half its lanes
+            let _ = warp_sum(1.0); // site: SHFL
+        }
+        sync_threads();
+    }
+}
+
+/// Runs `Rotate<F, A>` under `seed` on a fresh `x`; the output `y` and the launch's result.
+fn rotate<const F: u8, const A: bool>(seed: u64) -> (Vec<f32>, Result<(), SimError>) {
+    let n = 4 * THREADS as usize;
+    let mut x: Vec<f32> = (0..n).map(|i| i as f32 * 0.5 - 7.0).collect();
+    let mut y = vec![f32::NAN; n];
+    let (mut xw, mut yw) = (vec![0u32; n], vec![0u32; n]);
+    let l = FlatLayout::new([n as i64], [1]).unwrap();
+    // SAFETY: the buffers outlive the launch
+    let p = unsafe {
+        Params {
+            x: FlatTensor::new(HostMem::new(&mut x, &mut xw), l),
+            y: FlatTensor::new(HostMem::new(&mut y, &mut yw).once(), l),
+        }
+    };
+    let g = Rotate::<F, A>::geometry(&p, 1, 0);
+    let r = sim::launch::<Rotate<F, A>>(&p, g, Options { seed });
+    (y, r)
+}
+
+/// The report of a broken kernel, which must mention every one of `wants`.
+fn fails<const F: u8, const A: bool>(seed: u64, wants: &[String]) -> SimError {
+    let e = rotate::<F, A>(seed)
+        .1
+        .expect_err("the broken kernel must fail");
+    let text = e.to_string();
+    println!("{text}");
+    for w in wants {
+        assert!(text.contains(w.as_str()), "{text}\n does not mention {w}");
+    }
+    e
+}
+
+/// `tests/sim.rs:LINE:` of the kernel's line marked `// site: NAME`.
+fn at(name: &str) -> String {
+    let marker = format!("// site: {name}");
+    let line = include_str!("sim.rs")
+        .lines()
+        .position(|l| l.ends_with(&marker))
+        .expect("a marked site");
+    format!("tests/sim.rs:{}:", line + 1)
+}
+
+#[test]
+fn the_correct_kernel_rotates_under_every_schedule() {
+    for seed in 0..6 {
+        for asynchronous in [false, true] {
+            let (y, r) = if asynchronous {
+                rotate::<CORRECT, true>(seed)
+            } else {
+                rotate::<CORRECT, false>(seed)
+            };
+            r.unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+            for (i, v) in y.iter().enumerate() {
+                let from = (i + 8) % (4 * THREADS as usize);
+                assert_eq!(*v, from as f32 * 0.5 - 7.0, "seed {seed}, element {i}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_missing_barrier_is_a_race_naming_both_sites() {
+    for seed in [0, 1, 7] {
+        let e = fails::<NO_BARRIER, false>(seed, &["shared-memory race".into()]);
+        // a read of slot t + 1 and its restaging by thread t + 1, in either order
+        assert!(
+            e.message.contains(&at("READ")) && e.message.contains(&at("RESTAGE")),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn a_missing_cp_async_wait_names_the_copy_and_the_access() {
+    fails::<NO_WAIT, true>(
+        3,
+        &[
+            "in flight".into(),
+            "missing cp.async wait".into(),
+            at("COPY"),
+        ],
+    );
+}
+
+#[test]
+fn an_element_written_twice_names_both_writers() {
+    fails::<TWICE, false>(
+        1,
+        &["global element".into(), "written twice".into(), at("WRITE")],
+    );
+}
+
+#[test]
+fn a_shuffle_under_divergent_lanes_is_reported_with_each_wait() {
+    fails::<DIVERGENT, false>(
+        2,
+        &[
+            "divergent lanes".into(),
+            format!(
+                "threads 0-15, 32-47, 64-79, 96-111 wait at shfl.bfly (host/{}",
+                at("SHFL")
+            ),
+        ],
+    );
+}
+
+#[test]
+fn a_barrier_some_threads_never_reach_is_a_deadlock() {
+    let e = fails::<DEADLOCK, false>(
+        4,
+        &[
+            "deadlock".into(),
+            format!(
+                "threads 0-63 wait at sync_threads (host/{}",
+                at("BARRIER_1")
+            ),
+            "threads 64-127 have ended".into(),
+        ],
+    );
+    assert_eq!(e.block, [0, 0]);
+}
+
+#[test]
+fn a_failing_seed_replays_and_names_itself() {
+    let (_, first) = rotate::<NO_BARRIER, true>(11);
+    let first = first.expect_err("racy");
+    assert_eq!(first.seed, 11);
+    assert!(first.to_string().contains("TESSEL_SIM_SEED=11"));
+    assert_eq!(rotate::<NO_BARRIER, true>(11).1, Err(first.clone()));
+    // another schedule meets the race in another order
+    let others: Vec<_> = (12..20)
+        .map(|s| rotate::<NO_BARRIER, true>(s).1.unwrap_err().message)
+        .collect();
+    assert!(others.iter().any(|m| *m != first.message));
+}
