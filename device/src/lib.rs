@@ -15,7 +15,8 @@
 //!   [`Smem`](mem::Smem) (shared), [`SwizzleEngine`](mem::SwizzleEngine); [`Mem`](mem::Mem)
 //!   reads and writes elements and 128-bit vectors, [`AsyncCopy`](mem::AsyncCopy) is `cp.async`.
 //! - [`real`]: `f32`, `bf16` and `f16` widened to `f32` and rounded back the same way everywhere.
-//! - [`math`]: `exp2` / `exp` / `fma` with the same rounding on the device and the host, and
+//! - [`math`]: `exp2` / `exp` / `fma` / `sqrt` / `rsqrt` with the same rounding on the device and
+//!   the host, and
 //!   `exp2_approx` / `log2_approx` (the device's one-instruction `ex2.approx` / `lg2.approx`).
 //! - [`sync`]: barriers (the block's, named ones, the warp's), shuffles, votes and warp
 //!   reductions, on the device and on the simulated GPU alike ([`sim`] on the host).
@@ -65,7 +66,7 @@ pub mod prelude {
     pub use crate::ctx::{Ctx, Entry, Geometry, Kernel, KernelInfo};
     #[cfg(target_arch = "nvptx64")]
     pub use crate::device::*;
-    pub use crate::math::{exp, exp2, exp2_approx, fma, log2_approx, LOG2_E};
+    pub use crate::math::{exp, exp2, exp2_approx, fma, log2_approx, rsqrt, sqrt, LOG2_E};
     pub use crate::mem::{AsyncCopy, Gmem, Mem, Smem, SwizzleEngine, V4};
     pub use crate::real::Real;
     pub use crate::sync::*;

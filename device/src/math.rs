@@ -81,6 +81,30 @@ pub fn exp(x: f32) -> f32 {
     exp2(x * LOG2_E)
 }
 
+/// `sqrt(x)`, correctly rounded on both sides (`sqrt.rn.f32` on the device, IEEE `f32::sqrt`
+/// on the host): bit-equal; NaN for `x < 0`.
+#[inline(always)]
+pub fn sqrt(x: f32) -> f32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        // SAFETY: a pure arithmetic intrinsic (`sqrt.rn.f32`)
+        unsafe { core::intrinsics::sqrtf32(x) }
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        x.sqrt()
+    }
+}
+
+/// `1 / sqrt(x)` as two correctly rounded operations (`sqrt.rn.f32` then `div.rn.f32`, IEEE on
+/// the host): bit-equal on both sides, within 1.5 ulp of the exact value (half an ulp from each
+/// rounding, the second scaled by at most one ulp of the first). The device's one-instruction
+/// `rsqrt.approx` is not used: its rounding is not specified, so no host could reproduce it.
+#[inline(always)]
+pub fn rsqrt(x: f32) -> f32 {
+    1.0 / sqrt(x)
+}
+
 /// `2^x` the fast way: on the device one `ex2.approx.ftz.f32` (the special-function unit: a
 /// subnormal input or result is flushed to zero), on the host [`exp2`]. The two differ in the last
 /// bits, so a kernel using it matches its host execution within a tolerance (a few ulp of `f32`
@@ -169,6 +193,18 @@ mod tests {
             let d = (f64::from(exp2(x)) - f64::from(x).exp2()).abs();
             assert!(d <= 2.0 * 2f64.powi(-149), "2^{x}: off by {d:e}");
         }
+    }
+
+    #[test]
+    fn rsqrt_within_one_and_a_half_ulp() {
+        for i in 1..100_000 {
+            let x = 1e-30f32 * 1.001f32.powi(i % 70_000) + i as f32;
+            let e = 1.0 / f64::from(x).sqrt();
+            assert!(ulps(rsqrt(x), e) <= 1.5, "rsqrt({x})");
+            assert_eq!(sqrt(x), x.sqrt());
+        }
+        assert!(sqrt(-1.0).is_nan());
+        assert_eq!(rsqrt(0.0), f32::INFINITY);
     }
 
     #[test]

@@ -40,6 +40,7 @@
 //! the constant 1).
 
 use crate::ctx::{Ctx, Geometry, Kernel};
+use crate::math::rsqrt;
 use crate::mem::{AsyncCopy, Mem, V4};
 use crate::real::Real;
 use crate::sync::{sync_threads, warp_sum};
@@ -286,7 +287,7 @@ impl<T: Real, const W: i64> RmsNorm<T, W> {
     ) {
         let (b, t) = (c.block[0], c.thread);
         let cols = p.x.shape()[1];
-        let rstd = 1.0 / sqrt(sum_sq / cols as f32 + p.eps);
+        let rstd = rsqrt(sum_sq / cols as f32 + p.eps);
         let thr = Self::PLAN.get_slice(t);
         let id = make_coord_tensor(p.x.shape());
         let slots = FlatTensor::new(c.smem, Self::SLOTS);
@@ -452,17 +453,4 @@ fn scale<T: Real>(x: &V4, w: &V4, rstd: f32) -> V4 {
         word += 1;
     }
     V4(out)
-}
-
-#[cfg(target_arch = "nvptx64")]
-#[inline(always)]
-fn sqrt(x: f32) -> f32 {
-    // sqrt.rn.f32: correctly rounded, as the host's
-    core::intrinsics::sqrtf32(x)
-}
-
-#[cfg(not(target_arch = "nvptx64"))]
-#[inline(always)]
-fn sqrt(x: f32) -> f32 {
-    x.sqrt()
 }

@@ -25,17 +25,27 @@ struct Access {
 /// What is known of one element.
 #[derive(Clone, Debug, Default)]
 struct Cell {
-    /// The block this state belongs to (a cell of an earlier block is unwritten in this one).
-    block: u32,
-    /// The block barrier generation of `reads` (older reads are ordered before every thread).
-    generation: u32,
-    write: Option<Access>,
-    /// The reads since the last write and block barrier: the first, and any after it (most
-    /// elements have one reader between barriers).
-    read: Option<Access>,
-    more_reads: Vec<Access>,
+    /// The [`Smem::stamp`] this state was last brought up to: before the block's start it is an
+    /// earlier block's (the element is unwritten in this one); before the last block barrier its
+    /// reads are ordered before every thread.
+    stamp: u32,
     /// `1 + thread` whose `cp.async` into this element is in flight, or 0.
     copy: u32,
+    write: Option<Access>,
+    /// The reads since the last write and block barrier: the first, and any after it (most
+    /// elements have one reader between barriers; 48 bytes a cell keep the shadow in cache).
+    read: Option<Access>,
+    more_reads: Option<Box<Vec<Access>>>,
+}
+
+impl Cell {
+    /// Forgets the reads.
+    fn clear_reads(&mut self) {
+        self.read = None;
+        if let Some(m) = &mut self.more_reads {
+            m.clear();
+        }
+    }
 }
 
 /// A `cp.async` in flight.
@@ -54,9 +64,10 @@ struct InFlight {
 pub struct Smem {
     elem_bytes: usize,
     cells: Vec<Cell>,
-    /// The running block's serial number (from 1), and its barriers so far.
-    block: u32,
-    generation: u32,
+    /// Counts block starts and block barriers; `block_start` is its value at the running block's
+    /// start.
+    stamp: u32,
+    block_start: u32,
     /// Per thread: its copies in flight, and its groups committed so far.
     copies: Vec<Vec<InFlight>>,
     groups: Vec<u32>,
@@ -77,8 +88,8 @@ impl Smem {
         self.elem_bytes = elem_bytes;
         self.cells.truncate(elems);
         self.cells.resize(elems, Cell::default());
-        self.block += 1;
-        self.generation = 0;
+        self.stamp += 1;
+        self.block_start = self.stamp;
         self.copies.iter_mut().for_each(Vec::clear);
         self.copies.resize(threads, Vec::new());
         self.groups.clear();
@@ -87,7 +98,7 @@ impl Smem {
 
     /// Every thread passed a block barrier: reads before it are ordered before every access after.
     pub fn block_barrier(&mut self) {
-        self.generation += 1;
+        self.stamp += 1;
     }
 
     /// Thread `t`'s access of `n` elements from `i`.
@@ -103,20 +114,16 @@ impl Smem {
             at: clocks.now(t),
             site,
         };
-        let (block, generation) = (self.block, self.generation);
+        let (stamp, start) = (self.stamp, self.block_start);
         for e in i..i + n {
             let cell = &mut self.cells[e];
-            if cell.block != block {
-                cell.block = block;
-                cell.write = None;
-                cell.copy = 0;
-                cell.read = None;
-                cell.more_reads.clear();
-                cell.generation = generation;
-            } else if cell.generation != generation {
-                cell.read = None;
-                cell.more_reads.clear();
-                cell.generation = generation;
+            if cell.stamp != stamp {
+                if cell.stamp < start {
+                    cell.write = None;
+                    cell.copy = 0;
+                }
+                cell.clear_reads();
+                cell.stamp = stamp;
             }
             if cell.copy != 0 {
                 self.in_flight(e, t, kind, site);
@@ -136,8 +143,9 @@ impl Smem {
                         None => cell.read = Some(now),
                         Some(r) if r.at == now.at => {}
                         Some(_) => {
-                            if cell.more_reads.last().is_none_or(|r| r.at != now.at) {
-                                cell.more_reads.push(now);
+                            let more = cell.more_reads.get_or_insert_default();
+                            if more.last().is_none_or(|r| r.at != now.at) {
+                                more.push(now);
                             }
                         }
                     }
@@ -147,12 +155,12 @@ impl Smem {
                         race(e, w, "wrote", now, "wrote");
                     }
                     let unordered = |r: &&Access| !clocks.before(r.at, t);
-                    if let Some(&r) = cell.read.iter().chain(&cell.more_reads).find(unordered) {
+                    let more = cell.more_reads.iter().flat_map(|m| m.iter());
+                    if let Some(&r) = cell.read.iter().chain(more).find(unordered) {
                         race(e, r, "read", now, "wrote");
                     }
                     cell.write = Some(now);
-                    cell.read = None;
-                    cell.more_reads.clear();
+                    cell.clear_reads();
                 }
             }
         }
@@ -221,8 +229,7 @@ impl Smem {
                 let cell = &mut self.cells[e];
                 cell.copy = 0;
                 cell.write = Some(Access { at, site: c.site });
-                cell.read = None;
-                cell.more_reads.clear();
+                cell.clear_reads();
             }
             std::ptr::copy_nonoverlapping(
                 c.data.0.as_ptr() as *const u8,
@@ -415,5 +422,20 @@ impl<T: Copy, U> AsyncCopy<HostMem<T>> for SharedMem<U> {
     unsafe fn wait_all(&self) {
         <Self as AsyncCopy<HostMem<T>>>::commit(self);
         <Self as AsyncCopy<HostMem<T>>>::wait_groups::<0>(self);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cell_stays_small() {
+        // the shadow of a block's shared memory is read at every access: 48 bytes an element
+        assert!(
+            std::mem::size_of::<Cell>() <= 48,
+            "{}",
+            std::mem::size_of::<Cell>()
+        );
     }
 }
