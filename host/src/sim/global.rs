@@ -172,6 +172,16 @@ impl<T> HostMem<T> {
     fn check_v4(&self, what: &str) -> usize {
         self.span(16 / std::mem::size_of::<T>() as i64, 0, what)
     }
+
+    /// Writes `v` from element `i` (checked), counting the writes.
+    #[track_caller]
+    unsafe fn put(&self, i: usize, v: &[T])
+    where
+        T: Copy,
+    {
+        std::ptr::copy_nonoverlapping(v.as_ptr(), self.data.add(i), v.len());
+        self.wrote(i, v.len());
+    }
 }
 
 impl<T> Engine for HostMem<T> {
@@ -215,11 +225,7 @@ impl<T: Copy> Mem<T> for HostMem<T> {
         [*self.data.add(i), *self.data.add(i + 1)]
     }
     unsafe fn write_pair(&self, v: [T; 2]) {
-        let i = self.check_pair("pair write");
-        for (k, x) in v.into_iter().enumerate() {
-            *self.data.add(i + k) = x;
-        }
-        self.wrote(i, 2);
+        self.put(self.check_pair("pair write"), &v);
     }
     fn aligned_pair(&self) -> bool {
         self.pos % 2 == 0
@@ -231,11 +237,7 @@ impl<T: Copy> Mem<T> for HostMem<T> {
         std::array::from_fn(|k| *self.data.add(i + k))
     }
     unsafe fn write_quad(&self, v: [T; 4]) {
-        let i = self.check_quad("quad write");
-        for (k, x) in v.into_iter().enumerate() {
-            *self.data.add(i + k) = x;
-        }
-        self.wrote(i, 4);
+        self.put(self.check_quad("quad write"), &v);
     }
     fn aligned_quad(&self) -> bool {
         self.pos % 4 == 0
