@@ -216,3 +216,77 @@ fn a_failing_seed_replays_and_names_itself() {
         .collect();
     assert!(others.iter().any(|m| *m != first.message));
 }
+
+/// Each half of the block (64 threads) stages its slots and meets at its own named barrier
+/// (1 and 2), then reads a slot of its own half (`CROSS`: of the other half, which no barrier
+/// orders), and writes `y[t]` as that slot plus the warp's ballot of `t % 3 == 0`.
+struct Halves<const CROSS: bool>;
+
+impl<const CROSS: bool> Kernel for Halves<CROSS> {
+    type T = f32;
+    type Shared = f32;
+    type Params<E: Engine> = Params<E>;
+    fn prepare<E: Engine>(p: Params<E>) -> Result<Params<E>, &'static str> {
+        Ok(p)
+    }
+    fn geometry<E: Engine>(_: &Params<E>, _: i64, _: i64) -> Geometry {
+        Geometry {
+            grid: [1, 1],
+            threads: THREADS,
+            smem_bytes: 4 * THREADS,
+        }
+    }
+    unsafe fn thread<E: Mem<f32>, S: Mem<f32> + AsyncCopy<E>>(p: &Params<E>, c: &Ctx<S>) {
+        let t = c.thread;
+        c.smem.advance(t).write(p.x.engine().advance(t).read()); // site: HALF_STAGE
+        let half = t / 64;
+        tessel_gpu::sync::named_barrier(1 + half as u32, 64);
+        let from = if CROSS { (t + 64) % THREADS } else { t ^ 1 };
+        let v = c.smem.advance(from).read(); // site: HALF_READ
+        let votes = tessel_gpu::sync::ballot(t % 3 == 0);
+        p.y.engine().advance(t).write(v + votes as f32);
+    }
+}
+
+fn halves<const CROSS: bool>() -> (Vec<f32>, Result<(), SimError>) {
+    let n = THREADS as usize;
+    let mut x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let mut y = vec![f32::NAN; n];
+    let (mut xw, mut yw) = (vec![0u32; n], vec![0u32; n]);
+    let l = FlatLayout::new([n as i64], [1]).unwrap();
+    // SAFETY: the buffers outlive the launch
+    let p = unsafe {
+        Params {
+            x: FlatTensor::new(HostMem::new(&mut x, &mut xw), l),
+            y: FlatTensor::new(HostMem::new(&mut y, &mut yw).once(), l),
+        }
+    };
+    let r =
+        sim::launch::<Halves<CROSS>>(&p, Halves::<CROSS>::geometry(&p, 1, 0), Options { seed: 5 });
+    (y, r)
+}
+
+#[test]
+fn named_barriers_order_their_own_threads_and_votes_count_every_lane() {
+    let (y, r) = halves::<false>();
+    r.unwrap();
+    for (t, v) in y.iter().enumerate() {
+        let warp = 32 * (t / 32);
+        let ballot = (0..32)
+            .filter(|l| (warp + l) % 3 == 0)
+            .fold(0u32, |b, l| b | 1 << l);
+        assert_eq!(*v, (t ^ 1) as f32 + ballot as f32, "thread {t}");
+    }
+}
+
+#[test]
+fn a_read_across_named_barriers_is_a_race() {
+    let e = halves::<true>()
+        .1
+        .expect_err("no barrier orders the halves");
+    assert!(e.message.contains("shared-memory race"), "{e}");
+    assert!(
+        e.message.contains(&at("HALF_STAGE")) && e.message.contains(&at("HALF_READ")),
+        "{e}"
+    );
+}
