@@ -21,6 +21,15 @@ struct Params<E> {
     y: FlatTensor<E, 1>,
 }
 
+/// One block of [`THREADS`] threads with `smem_bytes` of shared memory.
+fn one_block(smem_bytes: i64) -> Geometry {
+    Geometry {
+        grid: [1, 1],
+        threads: THREADS,
+        smem_bytes,
+    }
+}
+
 /// The faults: none, or one of these.
 const CORRECT: u8 = 0;
 const NO_BARRIER: u8 = 1;
@@ -42,11 +51,7 @@ impl<const FAULT: u8, const ASYNC: bool> Kernel for Rotate<FAULT, ASYNC> {
         Ok(p)
     }
     fn geometry<E: Engine>(_: &Params<E>, _: i64, _: i64) -> Geometry {
-        Geometry {
-            grid: [1, 1],
-            threads: THREADS,
-            smem_bytes: 16 * THREADS,
-        }
+        one_block(16 * THREADS)
     }
     unsafe fn thread<E: Mem<f32>, S: Mem<V4> + AsyncCopy<E>>(p: &Params<E>, c: &Ctx<S>) {
         let t = c.thread;
@@ -230,11 +235,7 @@ impl<const CROSS: bool> Kernel for Halves<CROSS> {
         Ok(p)
     }
     fn geometry<E: Engine>(_: &Params<E>, _: i64, _: i64) -> Geometry {
-        Geometry {
-            grid: [1, 1],
-            threads: THREADS,
-            smem_bytes: 4 * THREADS,
-        }
+        one_block(4 * THREADS)
     }
     unsafe fn thread<E: Mem<f32>, S: Mem<f32> + AsyncCopy<E>>(p: &Params<E>, c: &Ctx<S>) {
         let t = c.thread;
