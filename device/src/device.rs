@@ -1,7 +1,7 @@
 //! What only the device has (`nvptx64` builds only): thread, block and cluster indices,
 //! barriers, dynamic shared memory, typed global loads and stores, 128-bit vector accesses, warp
 //! shuffles, votes and reductions, atomics, `cp.async`, `ldmatrix` / `mma.sync`, mbarriers, the
-//! copy engine (TMA) and bulk copies, and [`run`], which runs a [`Kernel`]'s steps. Each is a thin
+//! copy engine (TMA) and bulk copies, and [`run`], which runs a [`Kernel`]'s thread. Each is a thin
 //! wrapper over one PTX instruction or a short fixed sequence; everything that cannot misbehave is
 //! a safe function.
 //!

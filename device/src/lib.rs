@@ -16,11 +16,12 @@
 //!   reads and writes elements and 128-bit vectors, [`AsyncCopy`](mem::AsyncCopy) is `cp.async`.
 //! - [`real`]: `f32`, `bf16` and `f16` widened to `f32` and rounded back the same way everywhere.
 //! - [`math`]: `exp2` / `exp` / `fma` / `sqrt` / `rsqrt` with the same rounding on the device and
-//!   the host, and
-//!   `exp2_approx` / `log2_approx` (the device's one-instruction `ex2.approx` / `lg2.approx`).
+//!   the host, and `exp2_approx` / `log2_approx` (the device's one-instruction `ex2.approx` /
+//!   `lg2.approx`).
 //! - [`sync`]: barriers (the block's, named ones, the warp's), shuffles, votes and warp
 //!   reductions, on the device and on the simulated GPU alike ([`sim`] on the host).
-//! - [`device`] (`nvptx64` only): indices, typed global loads and stores, `cp.async`, `ldmatrix` / `mma.sync`, mbarriers, the copy engine (TMA).
+//! - [`device`] (`nvptx64` only): indices, typed global loads and stores, `cp.async`, `ldmatrix`
+//!   / `mma.sync`, mbarriers, the copy engine (TMA).
 //! - [`layout_core`], re-exported whole: layouts, tensors, `local_tile`, tiled copies and MMAs,
 //!   identity tensors, swizzles.
 //!
@@ -78,7 +79,7 @@ pub mod prelude {
 
 /// Declares a crate's PTX entry points, `name => KernelType, ...`: each becomes an
 /// `extern "ptx-kernel"` function `name` (on `nvptx64`) taking the kernel's `Params` with global
-/// memory by value and running its steps ([`device::run`]), an [`ctx::Entry`] implementation
+/// memory by value and running its thread ([`device::run`]), an [`ctx::Entry`] implementation
 /// naming it (which the host launcher uses), and a line of `KERNELS`, the crate's registry
 /// (name, parameter bytes) that the host checks against the PTX.
 #[macro_export]

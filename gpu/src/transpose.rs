@@ -6,9 +6,9 @@
 //! tensors and of their identity tensors. One tiled copy, [`COPY`], given by its thread-value layout
 //! [`TV`] (a warp on 32 consecutive elements of a row at every value), partitions every tile:
 //!
-//! - step 0: the thread's values of the input tile (`partition_S`) into the shared tile
+//! - first, the thread's values of the input tile (`partition_S`) into the shared tile
 //!   (`partition_D`), all 16 loads issued before the first store where the tile is whole;
-//! - after `__syncthreads()`, step 1: its values of the output tile (`partition_D`) from the shared
+//! - after `__syncthreads()`, its values of the output tile (`partition_D`) from the shared
 //!   tile read transposed (`select<1,0>` of its layout, `partition_S`), so that a warp reads shared
 //!   memory down a column and writes 32 consecutive elements of an output row.
 //!
@@ -45,7 +45,7 @@ pub const TILE: i64 = 64;
 pub const TILER: [i64; 2] = [TILE, TILE];
 /// Threads per block (one dimension).
 pub const THREADS: i64 = 256;
-/// Values per thread and step.
+/// Values per thread on each side of the barrier.
 pub const VALUES: i64 = TILE * TILE / THREADS;
 /// (thread, value) -> column-major tile coordinate `i + 64 j` (row `i`, column `j`), with
 /// thread `t = (tx, ty)` in `(32, 8)` and value `v = (c, k)` in `(2, 8)`: row `ty + 8k`, column
@@ -438,18 +438,18 @@ impl<T: Copy + Default, S: SmemTile<T>, const LED: bool> Kernel for Transpose<T,
 /// The led transpose moving pairs (a [`Kernel`]; the entries `transpose_pairs_led_<T>`): for a
 /// `dst` whose rows are not whole sectors ([`led`]). As `Transpose<T, S, true>` it stages a
 /// sector's worth of input rows above its 64x64 tile and writes output row `j`'s window
-/// `64 by - s_j ..` from the sector it starts at; here both steps move pairs, one access of twice
+/// `64 by - s_j ..` from the sector it starts at; here both halves move pairs, one access of twice
 /// the element's width.
 ///
-/// - Step 0 ([`TransposePairsLed::pair_rows_in`]) reads each staged input row `r` as the 32 pairs
-///   from the pair boundary at or below its column `64 bx` (`a_r` elements below, 0 or 1), and a
-///   33rd where `a_r = 1`, into the led tile ([`TransposePairsLed::led_tile`]): `(LEAD + 64,
-///   66):(S, 1)`, column `c` holding input column `64 bx - 1 + c`, rows `S` elements apart with
-///   `S` of the parity of `src`'s row stride and a base that puts every pair on a pair boundary.
-///   Where `src`'s rows are an odd number of elements apart (the ragged case), `S = 67`: rows two
-///   apart are 67 words apart, and a warp's column reads in step 1 fall in 32 banks for 16-bit
+/// - Before the barrier, [`TransposePairsLed::pair_rows_in`] reads each staged input row `r` as the
+///   32 pairs from the pair boundary at or below its column `64 bx` (`a_r` elements below, 0 or 1),
+///   and a 33rd where `a_r = 1`, into the led tile ([`TransposePairsLed::led_tile`]): `(LEAD + 64,
+///   66):(S, 1)`, column `c` holding input column `64 bx - 1 + c`, rows `S` elements apart with `S`
+///   of the parity of `src`'s row stride and a base that puts every pair on a pair boundary. Where
+///   `src`'s rows are an odd number of elements apart (the ragged case), `S = 67`: rows two apart
+///   are 67 words apart, and a warp's column reads after the barrier fall in 32 banks for 16-bit
 ///   elements (an even row stride takes `S = 66`, 2-way conflicts there).
-/// - Step 1 ([`TransposePairsLed::pair_rows_out`]) writes each window as 32 pairs, a warp's store
+/// - After it, [`TransposePairsLed::pair_rows_out`] writes each window as 32 pairs, a warp's store
 ///   128 bytes of whole sectors for 16-bit elements; a pair's two elements are read from the tile
 ///   one by one (the window's shift may be odd).
 ///
@@ -618,8 +618,8 @@ impl<T: Copy + Default> TransposePairsLed<T> {
     /// 16 reads before their 8 stores, without predicates.
     ///
     /// # Safety
-    /// As [`Kernel::thread`], after step 0 and the barrier, in a block whose windows lie inside the
-    /// output.
+    /// As [`Kernel::thread`], after the staging and the barrier, in a block whose windows lie
+    /// inside the output.
     #[inline(always)]
     unsafe fn pair_rows_out<P: Mem<T>, M: Mem<T>>(
         p: &TransposeParams<P>,
@@ -730,9 +730,9 @@ pub const PAIR_OUT: TvCoords<2> = const_ok!(TvCoords::new(
 ));
 /// The shared tile of pairs, `(r % 2, r / 2, c) -> element`: pair `c` of row `r` at element
 /// `64 (r % 2) + 130 (r / 2) + 2c`, rows two by two with one pair of padding after each two. A
-/// warp's pair reads in step 1 (rows `2q` or `2q + 1` for lanes `q`, one pair column) then fall
-/// in distinct banks, as its row writes in step 0 do: `tessel analyze` and `host/tests/exec.rs`
-/// check both.
+/// warp's pair reads after the barrier (rows `2q` or `2q + 1` for lanes `q`, one pair column) then
+/// fall in distinct banks, as its row writes before it do: `tessel analyze` and
+/// `host/tests/exec.rs` check both.
 pub const PAIR_SMEM: FlatLayout<3> = const_ok!(FlatLayout::new([2, PAIRS, PAIRS], [64, 130, 2]));
 
 /// [`PAIR_SMEM`] element by element: element `(i, j)` of the input tile at `[i % 2, i / 2, j % 2,
@@ -751,14 +751,14 @@ const _: () = assert!(
     "unroll8 covers a thread's pairs"
 );
 
-/// The transpose moving pairs of adjacent elements (a [`Kernel`]): a 64x64 tile wholly inside
-/// both tensors, with rows starting on pair boundaries, goes through the shared tile [`PAIR_SMEM`]
-/// as pairs (one access of twice the element's width, half the instructions of
-/// [`Transpose`]); in step 1 each thread reads two pairs from consecutive input rows and writes
-/// their transpose, two pairs of consecutive output rows. The other tiles (the ragged edges,
-/// odd row strides or a base off a pair boundary) go through the same shared tile element by
-/// element ([`PAIR_SMEM_ELEMS`]), as [`Transpose`] moves its tiles: [`PLAN`]'s values, all 16
-/// loads before the first store in a whole tile, predicated by `elem_less` in the others.
+/// The transpose moving pairs of adjacent elements (a [`Kernel`]): a 64x64 tile wholly inside both
+/// tensors, with rows starting on pair boundaries, goes through the shared tile [`PAIR_SMEM`] as
+/// pairs (one access of twice the element's width, half the instructions of [`Transpose`]); after
+/// the barrier each thread reads two pairs from consecutive input rows and writes their transpose,
+/// two pairs of consecutive output rows. The other tiles (the ragged edges, odd row strides or a
+/// base off a pair boundary) go through the same shared tile element by element
+/// ([`PAIR_SMEM_ELEMS`]), as [`Transpose`] moves its tiles: [`PLAN`]'s values, all 16 loads before
+/// the first store in a whole tile, predicated by `elem_less` in the others.
 pub struct TransposePairs<T>(PhantomData<T>);
 
 impl<T: Copy + Default> TransposePairs<T> {
@@ -912,9 +912,9 @@ pub const QUAD_TV_IN: Layout = const_ok!(Layout::parse("((16,16),4):((64,1),16)"
 /// registers.
 pub const QUAD_TV_OUT: Layout = const_ok!(Layout::parse("((16,16),4):((64,4),1)"));
 /// The 64x64 quad tile's swizzle, `Sw<4,2,6>`: quad `q` of row `r` is stored at quad
-/// `q ^ (r / 4 % 16)` of that row. A half-warp's quad reads in step 1 (rows `4b + i` for lanes
-/// `b`, one quad column) then fall in distinct banks, as its row writes in step 0 do; `tessel
-/// analyze` and `tests/analyze_kernels.rs` check both.
+/// `q ^ (r / 4 % 16)` of that row. A half-warp's quad reads after the barrier (rows `4b + i` for
+/// lanes `b`, one quad column) then fall in distinct banks, as its row writes before it do;
+/// `tessel analyze` and `tests/analyze_kernels.rs` check both.
 pub const QUAD_SWIZZLE: Swizzle = const_ok!(Swizzle::new(4, 2, 6));
 /// The 64x64 shared tile element by element, under [`QUAD_SWIZZLE`]: `(64,64):(64,1)`.
 pub const QUAD_SMEM: FlatLayout<2> = const_ok!(FlatLayout::new(TILER, [TILE, 1]));
@@ -932,7 +932,8 @@ pub const WIDE_TV_IN: Layout = const_ok!(Layout::parse("((32,8),16):((128,1),8)"
 /// [`QUAD_TV_OUT`]. A warp writes the 32 quads of an output row, 256 bytes.
 pub const WIDE_TV_OUT: Layout = const_ok!(Layout::parse("((32,8),(4,4)):((128,4),(1,32))"));
 /// The wide tile's swizzle, `Sw<4,2,7>`: quad `q` of row `r` at quad `q ^ (r / 4 % 16)`, so a
-/// half-warp's step-1 reads (rows `4b + i`, lanes `b`, one quad column) fall in distinct banks.
+/// half-warp's reads after the barrier (rows `4b + i`, lanes `b`, one quad column) fall in distinct
+/// banks.
 pub const WIDE_SWIZZLE: Swizzle = const_ok!(Swizzle::new(4, 2, 7));
 /// The 128x128 shared tile element by element, under [`WIDE_SWIZZLE`]: `(128,128):(128,1)`.
 pub const WIDE_SMEM: FlatLayout<2> = const_ok!(FlatLayout::new([WIDE, WIDE], [WIDE, 1]));
@@ -948,17 +949,17 @@ const fn quad_plan(tv: &Layout, tiler: [i64; 2]) -> TvCoords<2> {
     ))
 }
 
-/// The transpose moving quads of adjacent elements (a [`Kernel`]) through an `E x E` tile (`E`
-/// 64 or [`WIDE`]): a tile wholly inside both tensors, with rows starting on quad boundaries,
-/// goes through the swizzled shared tile ([`QUAD_SWIZZLE`] over [`QUAD_SMEM`], or
-/// [`WIDE_SWIZZLE`] over [`WIDE_SMEM`]) as quads, one access of four times the element's width
-/// (a quarter of [`Transpose`]'s accesses, half of [`TransposePairs`]'); in step 1 each thread
-/// reads four quads from consecutive input rows and writes their transpose, four quads of
-/// consecutive output rows (once per 4x4 block it owns: 1 at `E = 64`, 4 at 128). The other
-/// tiles (the ragged edges, row strides that are not multiples of 4, a base off a quad boundary)
-/// go element by element through padded 64x64 tiles ([`Padded`]: plain offsets, where a
-/// swizzled element costs registers that would cap every block's residency), one per 64x64
-/// part, [`PLAN`]'s values as [`TransposePairs`] moves them.
+/// The transpose moving quads of adjacent elements (a [`Kernel`]) through an `E x E` tile (`E` 64
+/// or [`WIDE`]): a tile wholly inside both tensors, with rows starting on quad boundaries, goes
+/// through the swizzled shared tile ([`QUAD_SWIZZLE`] over [`QUAD_SMEM`], or [`WIDE_SWIZZLE`] over
+/// [`WIDE_SMEM`]) as quads, one access of four times the element's width (a quarter of
+/// [`Transpose`]'s accesses, half of [`TransposePairs`]'); after the barrier each thread reads four
+/// quads from consecutive input rows and writes their transpose, four quads of consecutive output
+/// rows (once per 4x4 block it owns: 1 at `E = 64`, 4 at 128). The other tiles (the ragged edges,
+/// row strides that are not multiples of 4, a base off a quad boundary) go element by element
+/// through padded 64x64 tiles ([`Padded`]: plain offsets, where a swizzled element costs registers
+/// that would cap every block's residency), one per 64x64 part, [`PLAN`]'s values as
+/// [`TransposePairs`] moves them.
 pub struct TransposeQuads<T, const E: i64 = 64>(PhantomData<T>);
 
 impl<T: Copy + Default, const E: i64> TransposeQuads<T, E> {

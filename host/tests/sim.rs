@@ -37,6 +37,7 @@ const NO_WAIT: u8 = 2;
 const TWICE: u8 = 3;
 const DIVERGENT: u8 = 4;
 const DEADLOCK: u8 = 5;
+const OUTSIDE: u8 = 6;
 
 /// Thread `t` stages `x`'s 16 bytes `t` in shared slot `t` (by `cp.async` when `ASYNC`), reads
 /// slot `t + 1` after a barrier and restages it in its own slot after another, and writes slot
@@ -75,7 +76,11 @@ impl<const FAULT: u8, const ASYNC: bool> Kernel for Rotate<FAULT, ASYNC> {
         }
         slot(t).write(v); // site: RESTAGE
         sync_threads();
-        let out = if FAULT == TWICE && t == 1 { 0 } else { t };
+        let out = match FAULT {
+            TWICE if t == 1 => 0,
+            OUTSIDE if t == THREADS - 1 => THREADS,
+            _ => t,
+        };
         let y = p.y.engine().advance(4 * out);
         y.write_v4(slot(t + 1).read()); // site: WRITE
         if FAULT == DIVERGENT && t % 32 < 16 {
@@ -175,6 +180,18 @@ fn an_element_written_twice_names_both_writers() {
     fails::<TWICE, false>(
         1,
         &["global element".into(), "written twice".into(), at("WRITE")],
+    );
+}
+
+#[test]
+fn an_access_outside_its_buffer_names_the_site() {
+    fails::<OUTSIDE, false>(
+        1,
+        &[
+            "global vector write".into(),
+            "outside its".into(),
+            at("WRITE"),
+        ],
     );
 }
 

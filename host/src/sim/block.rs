@@ -30,7 +30,27 @@ pub fn fault(message: String) -> ! {
     std::panic::resume_unwind(Box::new(Fault(message)))
 }
 
-/// A block's shared state, reached by its threads' engines and device calls.
+/// An access of `n` elements from element `pos` of a buffer of `len` (`space`: "global" or
+/// "shared"): inside it and aligned to `align` elements, or a fault naming the caller's site.
+#[track_caller]
+pub fn span(space: &str, (pos, len): (i64, i64), n: i64, align: i64, what: &str) -> usize {
+    let site = Location::caller();
+    if pos < 0 || pos + n > len {
+        fault(format!(
+            "{space} {what} of {n} elements at element {pos} outside its {len} elements at {site}"
+        ));
+    }
+    if pos % align != 0 {
+        fault(format!(
+            "{space} {what} at element {pos} not aligned to {align} elements at {site}"
+        ));
+    }
+    pos as usize
+}
+
+/// A block's shared state, reached by its threads' engines and device calls (`default`: to be
+/// reused from block to block).
+#[derive(Default)]
 pub struct BlockState {
     /// The block's vector clocks.
     pub clocks: RefCell<Clocks>,
@@ -72,9 +92,9 @@ enum State {
     Ended,
 }
 
-/// Runs block `block` of a launch, with the reused `state`: `threads` coroutines of `thread(t)` over the pooled `stacks`,
-/// with `smem_elems` shared elements of `elem_bytes` bytes at the shadow `state` keeps. Any fault
-/// unwinds out of it.
+/// Runs block `block` of a launch, with the reused `state`: a coroutine of `thread(t)` on each
+/// of the pooled `stacks`, with `smem_elems` shared elements of `elem_bytes` bytes in the shadow
+/// `state` keeps. Any fault unwinds out of it.
 pub fn run_block(
     (state, block): (&mut BlockState, [i64; 2]),
     stacks: &mut [DefaultStack],
@@ -90,7 +110,7 @@ pub fn run_block(
         .yielders
         .resize_with(threads, || Cell::new(std::ptr::null()));
     let state: &BlockState = state;
-    let _block = Installed::new(state);
+    let _block = Running::new(state);
     // SAFETY: `state` outlives the coroutines, which are dropped before this function returns
     let _sim = unsafe { install(state) };
     let mut coroutines: Vec<_> = stacks
@@ -140,14 +160,14 @@ pub fn run_block(
 }
 
 /// Sets the running block for the engines, and clears it when dropped.
-struct Installed;
-impl Installed {
+struct Running;
+impl Running {
     fn new(b: &BlockState) -> Self {
         BLOCK.with(|c| c.set(b));
-        Installed
+        Running
     }
 }
-impl Drop for Installed {
+impl Drop for Running {
     fn drop(&mut self) {
         BLOCK.with(|c| c.set(std::ptr::null()));
     }
@@ -162,17 +182,6 @@ impl BlockState {
     /// The thread that runs (or ran last).
     pub fn running(&self) -> usize {
         self.running.get()
-    }
-
-    /// A block's state, to be reused from block to block.
-    pub fn new() -> Self {
-        BlockState {
-            clocks: RefCell::default(),
-            smem: RefCell::default(),
-            running: Cell::new(0),
-            block: Cell::new([0, 0]),
-            yielders: Vec::new(),
-        }
     }
 }
 

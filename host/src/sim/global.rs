@@ -2,7 +2,7 @@
 //! bounds-checked and aligned as on the device, every write counted (a kernel's threads must
 //! cover an output exactly once).
 
-use super::block::{current, fault, Site};
+use super::block::{current, fault, span, Site};
 use layout_core::Engine;
 use std::panic::Location;
 use tessel_gpu::mem::{Mem, V4};
@@ -131,30 +131,10 @@ impl<T> HostMem<T> {
         }
     }
 
-    /// The `n` elements from here, inside the buffer and aligned to `align` elements (to 16
-    /// bytes where `align` is 0), or a fault naming the kernel's site.
+    /// The first of `n` elements from here, inside the buffer and aligned to `align` elements.
     #[track_caller]
     fn span(&self, n: i64, align: i64, what: &str) -> usize {
-        let site = Location::caller();
-        if self.pos < 0 || self.pos + n > self.len {
-            fault(format!(
-                "global {what} of {n} elements at element {} outside its buffer of {} at {site}",
-                self.pos, self.len
-            ));
-        }
-        let size = std::mem::size_of::<T>() as i64;
-        let misaligned = match align {
-            0 => (self.pos * size) % 16 != 0,
-            a => self.pos % a != 0,
-        };
-        if misaligned {
-            fault(format!(
-                "global {what} of {n} elements at element {} not aligned to {} bytes at {site}",
-                self.pos,
-                if align == 0 { 16 } else { align * size }
-            ));
-        }
-        self.pos as usize
+        span("global", (self.pos, self.len), n, align, what)
     }
     #[track_caller]
     fn check(&self, n: i64, what: &str) -> usize {
@@ -168,9 +148,11 @@ impl<T> HostMem<T> {
     fn check_quad(&self, what: &str) -> usize {
         self.span(4, 4, what)
     }
+    /// 16 bytes, 16-byte aligned from the buffer's start (as device buffers are).
     #[track_caller]
     fn check_v4(&self, what: &str) -> usize {
-        self.span(16 / std::mem::size_of::<T>() as i64, 0, what)
+        let n = 16 / std::mem::size_of::<T>() as i64;
+        self.span(n, n, what)
     }
 
     /// Writes `v` from element `i` (checked), counting the writes.

@@ -100,15 +100,13 @@ pub fn launch<K: Kernel>(
     while stacks.len() < threads {
         stacks.push(DefaultStack::new(STACK_BYTES).expect("a coroutine stack"));
     }
-    let mut state = BlockState::new();
+    let mut state = BlockState::default();
     let mut schedule = Schedule::new(options.seed);
     let mut smem = vec![K::Shared::default(); elems];
-    let mut at = [0, 0];
     global::new_launch();
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         for by in 0..geometry.grid[1] {
             for bx in 0..geometry.grid[0] {
-                at = [bx, by];
                 let s = SharedMem::new(smem.as_mut_ptr(), elems);
                 let thread = |t: usize| {
                     let c = Ctx {
@@ -132,7 +130,7 @@ pub fn launch<K: Kernel>(
     }));
     STACKS.with(|s| *s.borrow_mut() = stacks);
     result.map_err(|payload| SimError {
-        block: at,
+        block: state.block(),
         seed: options.seed,
         message: match payload.downcast::<Fault>() {
             Ok(f) => f.0,

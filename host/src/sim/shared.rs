@@ -8,7 +8,7 @@
 //! touched while a `cp.async` into it is in flight (a missing wait, or a missing barrier after
 //! it); a thread that ends with copies in flight.
 
-use super::block::{current, fault, Site};
+use super::block::{current, fault, span, Site};
 use super::clock::{Clocks, Epoch};
 use super::global::HostMem;
 use layout_core::Engine;
@@ -88,7 +88,6 @@ impl Smem {
     /// their reads.
     pub fn reset(&mut self, elems: usize, elem_bytes: usize, threads: usize) {
         self.elem_bytes = elem_bytes;
-        self.cells.truncate(elems);
         self.cells.resize(elems, Cell::default());
         self.stamp += 1;
         self.block_start = self.stamp;
@@ -297,25 +296,10 @@ impl<U> SharedMem<U> {
         }
     }
 
-    /// The `n` elements from here, checked: inside, and aligned to `align` elements.
+    /// The first of `n` elements from here, inside the block's and aligned to `align` elements.
     #[track_caller]
-    fn span(&self, n: i64, align: i64, what: &str) -> (usize, usize) {
-        if self.pos < 0 || self.pos + n > self.len {
-            fault(format!(
-                "shared {what} of {n} elements at element {} outside the block's {} at {}",
-                self.pos,
-                self.len,
-                Location::caller()
-            ));
-        }
-        if self.pos % align != 0 {
-            fault(format!(
-                "shared {what} at element {} not aligned to {align} elements at {}",
-                self.pos,
-                Location::caller()
-            ));
-        }
-        (self.pos as usize, n as usize)
+    fn span(&self, n: i64, align: i64, what: &str) -> usize {
+        span("shared", (self.pos, self.len), n, align, what)
     }
 
     fn v4_elems() -> i64 {
@@ -328,14 +312,14 @@ impl<U> SharedMem<U> {
             Kind::Read => "read",
             Kind::Write => "write",
         };
-        let span = self.span(n, align, what);
+        let i = self.span(n, align, what);
         let site = Location::caller();
         current(|b, t| {
             b.smem
                 .borrow_mut()
-                .access(&b.clocks.borrow(), t, span, kind, site)
+                .access(&b.clocks.borrow(), t, (i, n as usize), kind, site)
         });
-        span.0
+        i
     }
 }
 
@@ -406,7 +390,7 @@ impl<T: Copy, U> AsyncCopy<HostMem<T>> for SharedMem<U> {
     unsafe fn copy_async_v4(&self, src: &HostMem<T>) {
         let data = src.read_v4();
         let n = Self::v4_elems();
-        let (i, _) = self.span(n, n, "cp.async");
+        let i = self.span(n, n, "cp.async");
         let site = Location::caller();
         current(|b, t| {
             b.smem
