@@ -14,6 +14,13 @@
 //! - [`mem`]: engines, how a tensor reaches memory: [`Gmem`](mem::Gmem) (global),
 //!   [`Smem`](mem::Smem) (shared), [`SwizzleEngine`](mem::SwizzleEngine); [`Mem`](mem::Mem)
 //!   reads and writes elements and 128-bit vectors, [`AsyncCopy`](mem::AsyncCopy) is `cp.async`.
+//! - [`frag`]: register fragments ([`Fragment`](frag::Fragment), [`Atom`](frag::Atom)): a
+//!   thread's values of a tile loaded whole atoms at a time or under a predicate, computed on in
+//!   `f32`, rounded back, recast and converted.
+//! - [`unroll!`]: a loop of a constant count, unrolled (register arrays indexed by it stay in
+//!   registers).
+//! - [`stage`]: a row-wise kernel's tiles staged in shared memory, a 16-byte slot per thread
+//!   per tile, as many tiles as fit.
 //! - [`real`]: `f32`, `bf16` and `f16` widened to `f32` and rounded back the same way everywhere.
 //! - [`math`]: `exp2` / `exp` / `fma` / `sqrt` / `rsqrt` with the same rounding on the device and
 //!   the host, and `exp2_approx` / `log2_approx` (the device's one-instruction `ex2.approx` /
@@ -48,11 +55,13 @@
 extern crate std;
 
 pub mod ctx;
+pub mod frag;
 pub mod math;
 pub mod mem;
 pub mod real;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod sim;
+pub mod stage;
 pub mod sync;
 
 #[cfg(target_arch = "nvptx64")]
@@ -67,10 +76,13 @@ pub mod prelude {
     pub use crate::ctx::{Ctx, Entry, Geometry, Kernel, KernelInfo};
     #[cfg(target_arch = "nvptx64")]
     pub use crate::device::*;
+    pub use crate::frag::{Atom, Fragment};
     pub use crate::math::{exp, exp2, exp2_approx, fma, log2_approx, rsqrt, sqrt, LOG2_E};
     pub use crate::mem::{AsyncCopy, Gmem, Mem, Smem, SwizzleEngine, V4};
     pub use crate::real::Real;
+    pub use crate::stage::Stage;
     pub use crate::sync::*;
+    pub use crate::unroll;
     /// `core`'s `Result`, not layout-core's alias (which the glob `layout_core::*` would bring in).
     pub use core::result::Result;
     pub use half::{bf16, f16};
@@ -111,6 +123,25 @@ macro_rules! kernels {
                 >(),
             },
         )*];
+    };
+}
+
+/// `unroll!(i < N => { body })`: `body` for `i = 0, 1, .., N - 1` (`N` a constant, at most
+/// 16), unrolled in place (CuTeDSL's `range_constexpr`): every `i` is a constant (`usize`), so a
+/// register array indexed by it stays in registers. (A `for` loop whose body is large is not
+/// unrolled, nor is a closure called in one always inlined: either can send an array, or the
+/// variables a closure captures, to local memory, which `scripts/check-ptx.sh` refuses.) The
+/// body is the caller's code, so its memory accesses report the caller's lines to the simulated
+/// GPU.
+#[macro_export]
+macro_rules! unroll {
+    ($i:ident < $n:expr => $body:block) => {
+        const { assert!($n <= 16, "unroll! covers at most 16 iterations") };
+        $crate::unroll!(@ $i, $n, $body; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
+    };
+    (@ $i:ident, $n:expr, $body:block; $($k:literal)*) => {
+        // the indices past `N` are dead code, which the lint would still check
+        $( #[allow(unconditional_panic)] if $k < $n { let $i: usize = $k; $body } )*
     };
 }
 

@@ -122,26 +122,73 @@ pub fn shfl_xor(v: f32, mask: u32) -> f32 {
 /// lane adds the same values in the same order, so every lane holds the same bits).
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub fn warp_sum(mut v: f32) -> f32 {
+pub fn warp_sum(v: f32) -> f32 {
+    warp_reduce(v, |a, b| a + b)
+}
+
+/// `op` over the warp's 32 lanes, in every lane: the butterfly with masks 16, 8, 4, 2, 1 (`v =
+/// op(v, lane ^ mask's v)`). For a commutative `op` every lane computes the same operations on
+/// the same values, so every lane holds the same bits.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn warp_reduce(mut v: f32, op: impl Fn(f32, f32) -> f32) -> f32 {
     let mut m = 16;
     while m > 0 {
-        v += shfl_xor(v, m);
+        v = op(v, shfl_xor(v, m));
         m /= 2;
     }
     v
+}
+
+/// `op` over the `warps` consecutive warps that thread `thread` belongs to (its group: warps
+/// `warps * (warp / warps) ..`; `warps` divides the block's warps), in every thread of the group
+/// (CuTeDSL's block reduction, over a row of `warps` warps). Each warp reduces by
+/// [`warp_reduce`]; with more than one warp, lane 0 of each writes its warp's result to word 0 of
+/// its slot `scratch[warp]`, the block meets at a barrier, and every thread folds its group's
+/// results in warp order: every thread of a group the same operations, so the same bits.
+///
+/// Every thread of the block must call it (with `warps > 1` it is a block barrier).
+///
+/// # Safety
+/// `scratch` reaches one 16-byte slot per warp of the block, which no thread accesses from the
+/// previous barrier until the threads have read them here: a second reduction into the same slots
+/// needs a barrier between the two (or slots of its own).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn group_reduce<S: crate::mem::Mem<crate::mem::V4>>(
+    v: f32,
+    op: impl Fn(f32, f32) -> f32 + Copy,
+    warps: i64,
+    scratch: S,
+    thread: i64,
+) -> f32 {
+    let v = warp_reduce(v, op);
+    if warps == 1 {
+        return v;
+    }
+    let warp = thread / 32;
+    if thread % 32 == 0 {
+        scratch
+            .advance(warp)
+            .write(crate::mem::V4([v.to_bits(), 0, 0, 0]));
+    }
+    sync_threads();
+    let first = warp / warps * warps;
+    let mut r = f32::from_bits(scratch.advance(first).read().0[0]);
+    let mut w = 1;
+    while w < warps {
+        r = op(r, f32::from_bits(scratch.advance(first + w).read().0[0]));
+        w += 1;
+    }
+    r
 }
 
 /// The largest `v` over the warp, in every lane (the butterfly of [`warp_sum`] with `max.f32`:
 /// a NaN loses to a number, as `f32::max`).
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub fn warp_max(mut v: f32) -> f32 {
-    let mut m = 16;
-    while m > 0 {
-        v = v.max(shfl_xor(v, m));
-        m /= 2;
-    }
-    v
+pub fn warp_max(v: f32) -> f32 {
+    warp_reduce(v, f32::max)
 }
 
 /// Declares a full-warp vote `vote.sync.<mode>` of a `bool`.

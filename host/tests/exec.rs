@@ -448,8 +448,8 @@ fn rmsnorm_holds_tiles_past_the_staged_ones() {
     }
     fn held<T: RmsElem>(w: i64) -> i64 {
         match w {
-            8 => RmsNorm::<T, 8>::HELD,
-            _ => RmsNorm::<T, 16>::HELD,
+            8 => RmsNorm::<T, 8>::HELD as i64,
+            _ => RmsNorm::<T, 16>::HELD as i64,
         }
     }
     let strategy = (
@@ -506,7 +506,7 @@ fn rmsnorm_holds_tiles_past_the_staged_ones() {
 /// The RMSNorm kernel's partition is the tensor API's: thread `t`'s values of
 /// `partition_S(local_tile(make_coord_tensor((M,N)), (R, 32WV), (b, k)))` through the kernel's
 /// `PLAN` are those of the general `partition_S(get_slice(t), local_tile(make_identity_tensor((M,N)),
-/// ...))` with its `COPY`, and they are one atom: `V` consecutive columns of one row.
+/// ...))` with the copy of `(ROWS, 32W)` threads of `(1, V)` values, and they are one atom: `V` consecutive columns of one row.
 #[test]
 fn rmsnorm_coordinates_are_the_identity_tensors() {
     use layout_core::{make_coord_tensor, make_identity_tensor, IntTuple};
@@ -517,10 +517,12 @@ fn rmsnorm_coordinates_are_the_identity_tensors() {
         let id = make_identity_tensor(&IntTuple::from_ints(&[m, n]).unwrap()).unwrap();
         let cod = id.engine().codomain.unwrap();
         let fid = make_coord_tensor([m, n]);
-        let (tiler, copy, plan) = (K::<T, W>::TILER, K::<T, W>::COPY, K::<T, W>::PLAN);
+        let (tiler, plan, rows) = (K::<T, W>::TILER, K::<T, W>::PLAN, K::<T, W>::ROWS);
+        let copy =
+            layout_core::make_tiled_copy_row_major([rows, 32 * W], [1, K::<T, W>::V], 128, T::BITS)
+                .unwrap();
         assert_eq!(plan.values(), K::<T, W>::V);
         assert_eq!(copy.threads(), K::<T, W>::THREADS);
-        let rows = K::<T, W>::ROWS;
         for b in 0..(m + rows - 1) / rows {
             for k in 0..K::<T, W>::tiles(n) {
                 let tile = id

@@ -81,7 +81,9 @@ pub use flat_tensor::{
 };
 
 mod tiled_copy;
-pub use tiled_copy::{make_tiled_copy_from_tv, make_tiled_copy_tv, ThrCopy, TiledCopy};
+pub use tiled_copy::{
+    make_tiled_copy_from_tv, make_tiled_copy_row_major, make_tiled_copy_tv, ThrCopy, TiledCopy,
+};
 
 mod mma;
 pub use mma::{

@@ -34,6 +34,21 @@ pub struct TiledCopy {
     pub atom_vals: i64,
 }
 
+/// [`make_tiled_copy_tv`] of `threads` and `values` both row-major (`LayoutRight`): thread `t`
+/// at `(t / threads[1], t % threads[1])` of the thread grid, its values `values[0] x values[1]`
+/// row-major, the tile `(threads[0] values[0], threads[1] values[1])`: the cut of a row-wise
+/// kernel. Post-conditions as [`make_tiled_copy_tv`]'s.
+pub const fn make_tiled_copy_row_major(
+    threads: [i64; 2],
+    values: [i64; 2],
+    atom_bits: i64,
+    elem_bits: i64,
+) -> Result<TiledCopy> {
+    let thr = tri!(Layout::row_major(tri!(IntTuple::from_ints(&threads))));
+    let val = tri!(Layout::row_major(tri!(IntTuple::from_ints(&values))));
+    make_tiled_copy_tv(&thr, &val, atom_bits, elem_bits)
+}
+
 /// `make_tiled_copy(Copy_Atom<atom_bits, elem_bits>, thr, val)`.
 ///
 /// Post-conditions: `layout_tv` is a bijection from `(size(thr), size(val))` onto the tile's

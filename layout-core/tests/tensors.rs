@@ -103,6 +103,15 @@ fn slices_coordinates_and_thread_copies() {
         16,
     )
     .unwrap();
+    // the same cut from the row-major shorthand
+    assert_eq!(
+        make_tiled_copy_row_major([4, 32], [1, 8], 128, 16).unwrap(),
+        copy
+    );
+    assert_ne!(
+        make_tiled_copy_row_major([32, 4], [1, 8], 128, 16).unwrap(),
+        copy
+    );
     let tile = id.local_tile(&t("(4,256)"), &t("(3,1)")).unwrap();
     let thr = copy.get_slice(33).unwrap();
     assert_eq!(
