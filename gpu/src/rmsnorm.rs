@@ -53,14 +53,23 @@ impl<T: Real, const W: i64> RmsNorm<T, W> {
     pub const TILER: [i64; 2] = [Self::ROWS, Self::TILE_N];
     /// Tiles past the staged ones held in registers: 2 for f32 with 16 warps per row (rows of
     /// 32768 fill 16 tiles, 14 staged), else none (up to 1.8 points of a copy where unused).
-    pub const HELD: usize = if T::BITS == 32 && W == 16 { MAX_HELD } else { 0 };
+    pub const HELD: usize = if T::BITS == 32 && W == 16 {
+        MAX_HELD
+    } else {
+        0
+    };
     /// The warps' sums after the staged tiles, a slot each (none with one warp per row).
     pub const SUMS_BYTES: i64 = if W == 1 { 0 } else { 16 * (Self::THREADS / 32) };
     /// The staging of the block's atoms in shared memory.
     pub const STAGE: Stage = Stage::new(Self::THREADS);
     /// The copy's partition of a tile: `(ROWS, 32W)` row-major threads of `(1, V)` values.
     pub const PLAN: TvCoords<2> = const_ok!(TvCoords::new(
-        &const_ok!(make_tiled_copy_row_major([Self::ROWS, 32 * W], [1, Self::V], 128, T::BITS)),
+        &const_ok!(make_tiled_copy_row_major(
+            [Self::ROWS, 32 * W],
+            [1, Self::V],
+            128,
+            T::BITS
+        )),
         Self::TILER
     ));
 
@@ -106,7 +115,13 @@ impl<T: Real, const W: i64> Kernel for RmsNorm<T, W> {
             "rmsnorm needs y's rows not to overlap (|row stride| >= N)"
         } else {
             let staged = Self::STAGE.cap(p.staged, Self::tiles(n))?;
-            return Ok(RmsParams { x, w, y, staged, eps: p.eps });
+            return Ok(RmsParams {
+                x,
+                w,
+                y,
+                staged,
+                eps: p.eps,
+            });
         };
         Err(why)
     }
@@ -125,8 +140,13 @@ impl<T: Real, const W: i64> Kernel for RmsNorm<T, W> {
         let (b, t, s) = (c.block[0], c.thread, p.staged);
         let thr = Self::PLAN.get_slice(t);
         let (id, slots) = (make_coord_tensor(p.x.shape()), Self::STAGE.slots(c.smem));
-        let Some(w) = p.w.broadcast_rows(Self::ROWS) else { return }; // checked by prepare
-        let inside = |k: i64| thr.partition_S(&id.local_tile(Self::TILER, [b, k])).elem_less(0);
+        let Some(w) = p.w.broadcast_rows(Self::ROWS) else {
+            return;
+        }; // checked by prepare
+        let inside = |k: i64| {
+            thr.partition_S(&id.local_tile(Self::TILER, [b, k]))
+                .elem_less(0)
+        };
         let g_x = |k: i64| thr.partition_S(&p.x.local_tile(Self::TILER, [b, k]));
         let g_w = |k: i64| thr.partition_S(&w.local_tile(Self::TILER, [0, k]));
         let g_y = |k: i64| thr.partition_D(&p.y.local_tile(Self::TILER, [b, k]));
@@ -134,17 +154,30 @@ impl<T: Real, const W: i64> Kernel for RmsNorm<T, W> {
         let sq = |a: &Atom<T>| a.reduce(|x| x * x, |a, b| a + b);
         let tiles = Self::tiles(p.x.shape()[1]);
         // the staged tiles' copies in flight, the held tiles' loads beside them
-        for k in (0..s).filter(|&k| inside(k)) {
-            slots.at([t, k]).copy_async_v4(&g_x(k).at(0));
+        let mut k = 0;
+        while k < s {
+            if inside(k) {
+                slots.at([t, k]).copy_async_v4(&g_x(k).at(0));
+            }
+            k += 1;
         }
-        let (mut held, mut hw) = ([Atom::<T>::default(); MAX_HELD], [Atom::default(); MAX_HELD]);
+        let (mut held, mut hw) = (
+            [Atom::<T>::default(); MAX_HELD],
+            [Atom::default(); MAX_HELD],
+        );
         unroll!(h < Self::HELD => {
             if inside(s + h as i64) {
                 held[h] = Atom::load(&g_x(s + h as i64));
             }
         });
         c.smem.wait_all();
-        let mut acc = (0..s).filter(|&k| inside(k)).fold(0.0, |a, k| a + sq(&staged(k)));
+        let (mut acc, mut k) = (0.0f32, 0);
+        while k < s {
+            if inside(k) {
+                acc += sq(&staged(k));
+            }
+            k += 1;
+        }
         unroll!(h < Self::HELD => { acc += sq(&held[h]); });
         // the rest of a long row, DEPTH tiles' loads in flight together
         let mut k = s + Self::HELD as i64;
