@@ -19,6 +19,8 @@
 //!   `f32`, rounded back, recast and converted.
 //! - [`unroll!`]: a loop of a constant count, unrolled (register arrays indexed by it stay in
 //!   registers).
+//! - [`rows`]: the cut of a row-wise kernel ([`Rows`](rows::Rows)): warps per row, threads and
+//!   rows per block, the tile, each thread's atom of it.
 //! - [`stage`]: a row-wise kernel's tiles staged in shared memory, a 16-byte slot per thread
 //!   per tile, as many tiles as fit.
 //! - [`real`]: `f32`, `bf16` and `f16` widened to `f32` and rounded back the same way everywhere.
@@ -59,6 +61,7 @@ pub mod frag;
 pub mod math;
 pub mod mem;
 pub mod real;
+pub mod rows;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod sim;
 pub mod stage;
@@ -80,6 +83,7 @@ pub mod prelude {
     pub use crate::math::{exp, exp2, exp2_approx, fma, log2_approx, rsqrt, sqrt, LOG2_E};
     pub use crate::mem::{AsyncCopy, Gmem, Mem, Smem, SwizzleEngine, V4};
     pub use crate::real::Real;
+    pub use crate::rows::Rows;
     pub use crate::stage::Stage;
     pub use crate::sync::*;
     pub use crate::unroll;

@@ -38,19 +38,20 @@ pub struct RmsParams<E> {
 pub struct RmsNorm<T, const W: i64 = 1>(PhantomData<T>);
 
 impl<T: Real, const W: i64> RmsNorm<T, W> {
+    /// The cut: `W` warps per row, one atom per thread per tile.
+    pub const CUT: Rows = Rows::new(W, T::BITS);
     /// Elements per 128-bit atom.
-    pub const V: i64 = 128 / T::BITS;
-    /// Threads per block: `32 max(4, W)`, `ROWS` rows of `32 W`.
-    pub const THREADS: i64 = {
-        assert!(W >= 1 && 16 % W == 0, "W divides 16");
-        32 * if W < 4 { 4 } else { W }
-    };
+    pub const V: i64 = Self::CUT.v;
+    /// Threads per block: `32 max(4, W)`.
+    pub const THREADS: i64 = Self::CUT.threads;
     /// Rows per block.
-    pub const ROWS: i64 = Self::THREADS / (32 * W);
+    pub const ROWS: i64 = Self::CUT.rows;
     /// Columns per tile.
-    pub const TILE_N: i64 = 32 * W * Self::V;
+    pub const TILE_N: i64 = Self::CUT.tiler[1];
     /// The tile: `ROWS` rows of `32 W V` columns.
-    pub const TILER: [i64; 2] = [Self::ROWS, Self::TILE_N];
+    pub const TILER: [i64; 2] = Self::CUT.tiler;
+    /// A thread's values of a tile: one atom.
+    pub const PLAN: TvCoords<2> = Self::CUT.plan;
     /// Tiles past the staged ones held in registers: 2 for f32 with 16 warps per row (rows of
     /// 32768 fill 16 tiles, 14 staged), else none (up to 1.8 points of a copy where unused).
     pub const HELD: usize = if T::BITS == 32 && W == 16 {
@@ -62,20 +63,9 @@ impl<T: Real, const W: i64> RmsNorm<T, W> {
     pub const SUMS_BYTES: i64 = if W == 1 { 0 } else { 16 * (Self::THREADS / 32) };
     /// The staging of the block's atoms in shared memory.
     pub const STAGE: Stage = Stage::new(Self::THREADS);
-    /// The copy's partition of a tile: `(ROWS, 32W)` row-major threads of `(1, V)` values.
-    pub const PLAN: TvCoords<2> = const_ok!(TvCoords::new(
-        &const_ok!(make_tiled_copy_row_major(
-            [Self::ROWS, 32 * W],
-            [1, Self::V],
-            128,
-            T::BITS
-        )),
-        Self::TILER
-    ));
-
     /// Tiles along a row of `cols` elements.
     pub const fn tiles(cols: i64) -> i64 {
-        (cols + Self::TILE_N - 1) / Self::TILE_N
+        Self::CUT.tiles(cols)
     }
 
     /// Tiles to stage for rows of `cols` elements in `smem` bytes of shared memory per block.

@@ -41,30 +41,15 @@ pub struct LayerNormParams<E> {
 pub struct LayerNorm<T, const W: i64>(PhantomData<T>);
 
 impl<T: Real, const W: i64> LayerNorm<T, W> {
-    /// Elements per atom.
-    pub const V: i64 = 128 / T::BITS;
-    /// Threads per block: `32 max(4, W)`.
-    pub const THREADS: i64 = 32 * if W < 4 { 4 } else { W };
-    /// Rows per block.
-    pub const ROWS: i64 = Self::THREADS / (32 * W);
-    /// The tile.
-    pub const TILER: [i64; 2] = [Self::ROWS, 32 * W * Self::V];
-    /// A thread's values of a tile: one atom.
-    pub const PLAN: TvCoords<2> = const_ok!(TvCoords::new(
-        &const_ok!(make_tiled_copy_row_major([Self::ROWS, 32 * W], [1, Self::V], 128, T::BITS)),
-        Self::TILER
-    ));
+    /// The cut: `W` warps per row, one atom per thread per tile.
+    pub const CUT: Rows = Rows::new(W, T::BITS);
     /// The staging of the block's atoms; after it, two reductions' slots per warp.
-    pub const STAGE: Stage = Stage::new(Self::THREADS);
-    const SUMS_BYTES: i64 = 2 * 16 * (Self::THREADS / 32);
+    pub const STAGE: Stage = Stage::new(Self::CUT.threads);
+    const SUMS_BYTES: i64 = 2 * 16 * (Self::CUT.threads / 32);
 
-    /// Tiles along a row of `n` elements.
-    pub const fn tiles(n: i64) -> i64 {
-        (n + Self::TILER[1] - 1) / Self::TILER[1]
-    }
     /// Tiles to stage for rows of `n` elements in `smem` bytes of shared memory per block.
     pub const fn staged_for(n: i64, smem: i64) -> i64 {
-        Self::STAGE.fit(Self::tiles(n), smem, Self::SUMS_BYTES)
+        Self::STAGE.fit(Self::CUT.tiles(n), smem, Self::SUMS_BYTES)
     }
 }
 
@@ -86,11 +71,11 @@ impl<T: Real, const W: i64> Kernel for LayerNorm<T, W> {
         let (n, ld) = (x.shape()[1], [x.layout().stride()[0], y.layout().stride()[0]]);
         if y.shape() != x.shape() || w.shape() != [n] || b.shape() != [n] {
             Err("layernorm needs x and y of one shape (M, N), w and b of N")
-        } else if n % Self::V != 0 || ld[0] % Self::V != 0 || ld[1] % Self::V != 0 {
+        } else if n % Self::CUT.v != 0 || ld[0] % Self::CUT.v != 0 || ld[1] % Self::CUT.v != 0 {
             Err("layernorm needs N and the row strides to be multiples of 16 bytes")
         } else if x.shape()[0] > 1 && ld[1].unsigned_abs() < n as u64 {
             Err("layernorm needs y's rows not to overlap (|row stride| >= N)")
-        } else if w.broadcast_rows(Self::ROWS).is_none() {
+        } else if w.broadcast_rows(Self::CUT.rows).is_none() {
             Err("layernorm needs ROWS N to fit an i64")
         } else {
             Ok(LayerNormParams {
@@ -98,7 +83,7 @@ impl<T: Real, const W: i64> Kernel for LayerNorm<T, W> {
                 w,
                 b,
                 y,
-                staged: Self::STAGE.cap(p.staged, Self::tiles(n))?,
+                staged: Self::STAGE.cap(p.staged, Self::CUT.tiles(n))?,
                 ..p
             })
         }
@@ -107,21 +92,22 @@ impl<T: Real, const W: i64> Kernel for LayerNorm<T, W> {
     /// `ceil(M / ROWS)` blocks of `THREADS` threads; `staged` tiles of slots and the sums.
     fn geometry<E: Engine>(p: &LayerNormParams<E>, _sms: i64, _smem: i64) -> Geometry {
         let smem_bytes = p.staged * Self::STAGE.tile_bytes() + Self::SUMS_BYTES;
-        let grid = [p.x.layout().tiles(Self::TILER)[0], 1];
-        Geometry { grid, threads: Self::THREADS, smem_bytes }
+        let grid = [p.x.layout().tiles(Self::CUT.tiler)[0], 1];
+        Geometry { grid, threads: Self::CUT.threads, smem_bytes }
     }
 
     #[inline(always)]
     unsafe fn thread<E: Mem<T>, S: Mem<V4> + AsyncCopy<E>>(p: &LayerNormParams<E>, c: &Ctx<S>) {
         let (r, t, s, n) = (c.block[0], c.thread, p.staged, p.x.shape()[1]);
-        let thr = Self::PLAN.get_slice(t);
+        let thr = Self::CUT.plan.get_slice(t);
         let (id, slots) = (make_coord_tensor(p.x.shape()), Self::STAGE.slots(c.smem));
-        let (Some(w), Some(b)) = (p.w.broadcast_rows(Self::ROWS), p.b.broadcast_rows(Self::ROWS))
+        let (Some(w), Some(b)) =
+            (p.w.broadcast_rows(Self::CUT.rows), p.b.broadcast_rows(Self::CUT.rows))
         else {
             return; // prepare checked that they exist
         };
-        let inside = |k: i64| thr.partition_S(&id.local_tile(Self::TILER, [r, k])).elem_less(0);
-        let g_x = |k: i64| thr.partition_S(&p.x.local_tile(Self::TILER, [r, k]));
+        let inside = |k: i64| thr.partition_S(&id.local_tile(Self::CUT.tiler, [r, k])).elem_less(0);
+        let g_x = |k: i64| thr.partition_S(&p.x.local_tile(Self::CUT.tiler, [r, k]));
         let x = |k: i64| {
             if k < s {
                 Atom::<T>::from_atoms([slots.at([t, k]).read()])
@@ -133,20 +119,20 @@ impl<T: Real, const W: i64> Kernel for LayerNorm<T, W> {
             slots.at([t, k]).copy_async_v4(&g_x(k).at(0));
         }
         c.smem.wait_all();
-        let (tiles, add) = (Self::tiles(n), |a: f32, b: f32| a + b);
+        let (tiles, add) = (Self::CUT.tiles(n), |a: f32, b: f32| a + b);
         let sums = Self::STAGE.after(c.smem, s);
         let sum = (0..tiles).filter(|&k| inside(k)).fold(0.0, |a, k| a + x(k).reduce(|v| v, add));
         let mean = group_reduce(sum, add, W, sums, t) / n as f32;
         let dev = |v: f32| (v - mean) * (v - mean);
         let sq = (0..tiles).filter(|&k| inside(k)).fold(0.0, |a, k| a + x(k).reduce(dev, add));
-        let var = group_reduce(sq, add, W, sums.advance(Self::THREADS / 32), t) / n as f32;
+        let var = group_reduce(sq, add, W, sums.advance(Self::CUT.threads / 32), t) / n as f32;
         let rstd = rsqrt(var + p.eps);
         let mut k = 0;
         while k < tiles {
             let mut v = [(Atom::<T>::default(), Atom::default(), Atom::default()); DEPTH];
             unroll!(d < DEPTH => {
                 if inside(k + d as i64) {
-                    let tile = |t: &FlatTensor<E, 2>| t.local_tile(Self::TILER, [0, k + d as i64]);
+                    let tile = |t: &FlatTensor<E, 2>| t.local_tile(Self::CUT.tiler, [0, k + d as i64]);
                     let (gw, gb) = (thr.partition_S(&tile(&w)), thr.partition_S(&tile(&b)));
                     v[d] = (x(k + d as i64), Atom::load(&gw), Atom::load(&gb));
                 }
@@ -155,7 +141,7 @@ impl<T: Real, const W: i64> Kernel for LayerNorm<T, W> {
                 if inside(k + d as i64) {
                     let (x, w, b) = v[d];
                     let y = Atom::<T>::from_fn(|i| fma((x.get(i) - mean) * rstd, w.get(i), b.get(i)));
-                    y.store(&thr.partition_D(&p.y.local_tile(Self::TILER, [r, k + d as i64])));
+                    y.store(&thr.partition_D(&p.y.local_tile(Self::CUT.tiler, [r, k + d as i64])));
                 }
             });
             k += DEPTH as i64;

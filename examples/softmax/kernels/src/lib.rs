@@ -34,13 +34,10 @@ use tessel_device::prelude::*;
 pub const ROWS: i64 = 4;
 /// Threads per block.
 pub const THREADS: i64 = ROWS * 32;
-/// Shared memory per staged tile: one 16-byte slot per thread.
-pub const STAGE_BYTES: i64 = THREADS * 16;
+/// The block's staging: thread `t` stages its atom of tile `k` in slot `(t, k)`.
+pub const STAGE: Stage = Stage::new(THREADS);
 /// The most tiles of a row a block stages.
-pub const MAX_STAGED: i64 = 1 << 16;
-/// The block's slots: `(THREADS, MAX_STAGED):(1, THREADS)`. Thread `t` stages its atom of tile
-/// `k` in slot `(t, k)`.
-pub const SLOTS: FlatLayout<2> = const_ok!(FlatLayout::new([THREADS, MAX_STAGED], [1, THREADS]));
+pub const MAX_STAGED: i64 = Stage::MAX;
 
 /// The kernel's one by-value parameter: `x` and `y` of one shape `(M, N)`, unit column stride.
 #[repr(C)]
@@ -59,42 +56,25 @@ pub struct SoftmaxParams<E> {
 pub struct Softmax<T>(PhantomData<T>);
 
 impl<T: Real> Softmax<T> {
+    /// The cut: one warp per row, `(4,32)` row-major threads of one 128-bit atom each.
+    pub const CUT: Rows = Rows::new(1, T::BITS);
     /// Elements per 128-bit atom.
-    pub const V: i64 = 128 / T::BITS;
+    pub const V: i64 = Self::CUT.v;
     /// The tile: 4 rows of `32 V` columns.
-    pub const TILER: [i64; 2] = [ROWS, 32 * Self::V];
-    /// `(4,32)` row-major threads, `(1,V)` values, 128-bit atoms.
-    pub const COPY: TiledCopy = const_ok!(make_tiled_copy_tv(
-        &const_ok!(Layout::parse("(4,32):(32,1)")),
-        &const_ok!(Layout::from_parts(
-            const_ok!(IntTuple::from_ints(&[1, Self::V])),
-            &[1, 1]
-        )),
-        128,
-        T::BITS
-    ));
+    pub const TILER: [i64; 2] = Self::CUT.tiler;
     /// The copy's partition of a tile, as coordinates.
-    pub const PLAN: TvCoords<2> = const_ok!(TvCoords::new(&Self::COPY, Self::TILER));
-    const _ONE_ATOM: () = assert!(
-        Self::PLAN.values() == Self::V && Self::PLAN.threads() == THREADS,
-        "a thread's values of a tile are one atom"
-    );
+    pub const PLAN: TvCoords<2> = Self::CUT.plan;
+    const _ONE_BLOCK: () = assert!(Self::CUT.threads == THREADS && Self::CUT.rows == ROWS);
 
     /// Tiles along a row of `cols` elements.
     pub const fn tiles(cols: i64) -> i64 {
-        (cols + Self::TILER[1] - 1) / Self::TILER[1]
+        Self::CUT.tiles(cols)
     }
 
     /// Tiles to stage for rows of `cols` elements with `smem` bytes of shared memory per block:
     /// the whole row when it fits, at least 0.
     pub const fn staged_for(cols: i64, smem: i64) -> i64 {
-        let (all, fit) = (Self::tiles(cols), smem / STAGE_BYTES);
-        let n = if all < fit { all } else { fit };
-        if n < 0 {
-            0
-        } else {
-            n
-        }
+        STAGE.fit(Self::tiles(cols), smem, 0)
     }
 
     /// Are `x`'s and `y`'s rows 16-byte aligned (then whole atoms move as 128-bit accesses)?
@@ -178,7 +158,7 @@ impl<T: Real> Softmax<T> {
     ) -> V4 {
         let (b, t) = (c.block[0], c.thread);
         if k < p.staged {
-            FlatTensor::new(c.smem, SLOTS).at([t, k]).read()
+            STAGE.slots(c.smem).at([t, k]).read()
         } else if whole {
             let thr = Self::PLAN.get_slice(t);
             thr.partition_S(&p.x.local_tile(Self::TILER, [b, k]))
@@ -196,16 +176,16 @@ impl<T: Real> Softmax<T> {
     ///
     /// # Safety
     /// `p` prepared, its engines reaching its tensors; `c.smem` reaching `staged` tiles of
-    /// [`SLOTS`].
+    /// [`STAGE`].
     #[inline(always)]
     pub unsafe fn stage<E: Mem<T>, S: Mem<V4> + AsyncCopy<E>>(
         p: &SoftmaxParams<E>,
         c: &Ctx<S>,
     ) -> (f32, f32) {
-        let () = Self::_ONE_ATOM;
+        let () = Self::_ONE_BLOCK;
         let (b, t) = (c.block[0], c.thread);
         let thr = Self::PLAN.get_slice(t);
-        let slots = FlatTensor::new(c.smem, SLOTS);
+        let slots = STAGE.slots(c.smem);
         let vec = Self::vector(p);
         let mut k = 0;
         while k < p.staged {
@@ -327,7 +307,7 @@ impl<T: Real> Kernel for Softmax<T> {
         Geometry {
             grid: [p.x.layout().tiles(Self::TILER)[0], 1],
             threads: THREADS,
-            smem_bytes: p.staged * STAGE_BYTES,
+            smem_bytes: p.staged * STAGE.tile_bytes(),
         }
     }
 
