@@ -111,7 +111,7 @@ pub mod wgmma_peak;
 
 #[cfg(target_arch = "nvptx64")]
 pub use tessel_device::device;
-pub use tessel_device::{ctx, frag, math, mem, real, stage, sync, unroll};
+pub use tessel_device::{ctx, frag, math, mem, real, rows, stage, sync, unroll};
 use tessel_device::{kernels, ptx_directives};
 
 use half::{bf16, f16};

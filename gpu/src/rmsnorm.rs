@@ -130,9 +130,10 @@ impl<T: Real, const W: i64> Kernel for RmsNorm<T, W> {
         let (b, t, s) = (c.block[0], c.thread, p.staged);
         let thr = Self::PLAN.get_slice(t);
         let (id, slots) = (make_coord_tensor(p.x.shape()), Self::STAGE.slots(c.smem));
+        // `w` broadcast over the block's rows (prepare checked that it exists)
         let Some(w) = p.w.broadcast_rows(Self::ROWS) else {
             return;
-        }; // checked by prepare
+        };
         let inside = |k: i64| {
             thr.partition_S(&id.local_tile(Self::TILER, [b, k]))
                 .elem_less(0)
