@@ -10,7 +10,7 @@
 //! of it.
 
 #[cfg(feature = "gpu")]
-pub use host::{exec, gpu, module, sim};
+pub use host::{exec, gpu, matrix, module, peer, sim};
 pub use layout_core;
 /// The layout calculator (`tessel eval`, `show`, `svg`, `analyze`).
 pub use tessel_calc as calc;

@@ -126,29 +126,14 @@ where
 /// torch's `F.layer_norm` (eager and compiled) and copy of the same matrix, timed by
 /// `scripts/torch_layernorm.py`: its output lines, or why there are none.
 fn torch(a: &Args) -> String {
-    // where it was built, or (a binary copied elsewhere) beside the working directory
-    let Some(script) = [
-        concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/torch_layernorm.py"),
+    let args = [("--rows", a.rows), ("--cols", a.cols), ("--reps", a.reps), ("--device", a.device)];
+    let args: Vec<String> = args.iter().flat_map(|(k, v)| [k.to_string(), v.to_string()]).collect();
+    tessel::peer::torch_lines(
+        env!("CARGO_MANIFEST_DIR"),
+        "layernorm",
         "scripts/torch_layernorm.py",
-        "examples/layernorm/scripts/torch_layernorm.py",
-    ]
-    .into_iter()
-    .find(|p| std::path::Path::new(p).exists()) else {
-        return "  torch: not measured (scripts/torch_layernorm.py not found)".into();
-    };
-    let out = std::process::Command::new("python3")
-        .arg(script)
-        .args(["--rows", &a.rows.to_string(), "--cols", &a.cols.to_string()])
-        .args(["--reps", &a.reps.to_string(), "--device", &a.device.to_string()])
-        .output();
-    match out {
-        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim_end().to_string(),
-        Ok(o) => format!(
-            "  torch: not measured ({})",
-            String::from_utf8_lossy(&o.stderr).lines().last().unwrap_or("failed")
-        ),
-        Err(e) => format!("  torch: not measured (python3: {e})"),
-    }
+        &args,
+    )
 }
 
 fn main() -> ExitCode {
