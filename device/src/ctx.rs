@@ -47,7 +47,9 @@ pub trait Kernel {
     /// Checks the parameters against what the kernel needs of their layouts (ranks are in the
     /// types; e.g. equal shapes, a unit stride for 128-bit accesses), and returns them with what
     /// the kernel relies on made static (`FlatTensor::with_static_stride`). `Err` names the
-    /// violated condition; the device traps on it, the host launcher refuses to launch.
+    /// violated condition; the device traps on it, the host launcher refuses to launch. Mark it
+    /// `#[inline(always)]`: optimized on its own before it is inlined into the entry point, its
+    /// `Result` can be left in a stack frame of the kernel (RMSNorm's was, 16 bytes).
     fn prepare<E: layout_core::Engine>(p: Self::Params<E>)
         -> Result<Self::Params<E>, &'static str>;
     /// The launch for `p` on a device of `sms` multiprocessors with `smem_limit` bytes of shared
