@@ -83,8 +83,8 @@ pub mod prelude {
     pub use crate::math::{exp, exp2, exp2_approx, fma, log2_approx, rsqrt, sqrt, LOG2_E};
     pub use crate::mem::{AsyncCopy, Gmem, Mem, Smem, SwizzleEngine, V4};
     pub use crate::real::Real;
-    pub use crate::rows::Rows;
-    pub use crate::stage::Stage;
+    pub use crate::rows::{RowSlice, Rows};
+    pub use crate::stage::{Stage, Staged};
     pub use crate::sync::*;
     pub use crate::unroll;
     /// `core`'s `Result`, not layout-core's alias (which the glob `layout_core::*` would bring in).

@@ -3,9 +3,13 @@
 //! (`(threads, MAX):(1, threads)`: a tile's slots are consecutive, so a warp's accesses are
 //! conflict-free). A launch stages the first `staged` tiles of each row, as many as the block's
 //! shared memory holds ([`Stage::fit`]); the kernel reads the rest of a longer row from global
-//! memory again.
+//! memory again. A thread's [`Staged`] copies its atoms in and reads them back.
 
-use layout_core::{const_ok, Engine, FlatLayout, FlatTensor};
+use crate::frag::Atom;
+use crate::mem::{AsyncCopy, Mem, V4};
+use crate::real::Real;
+use crate::rows::RowSlice;
+use layout_core::{const_ok, Engine, FlatLayout, FlatTensor, ThrTensor};
 
 /// The staging of a block of `threads` threads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,6 +70,98 @@ impl Stage {
     #[inline(always)]
     pub fn after<S: Engine>(&self, smem: S, staged: i64) -> S {
         smem.advance(staged * self.threads)
+    }
+
+    /// Thread `thread`'s slots of the first `staged` tiles, over shared memory `smem`.
+    #[inline(always)]
+    pub fn of<S: Engine>(&self, smem: S, thread: i64, staged: i64) -> Staged<S> {
+        Staged {
+            stage: *self,
+            smem,
+            thread,
+            staged,
+        }
+    }
+}
+
+/// One thread's staged atoms: its atom of tile `k < staged` in slot `(thread, k)`.
+#[derive(Clone, Copy, Debug)]
+pub struct Staged<S> {
+    stage: Stage,
+    smem: S,
+    thread: i64,
+    staged: i64,
+}
+
+impl<S: Engine> Staged<S> {
+    /// Is tile `k` staged?
+    #[inline(always)]
+    pub const fn holds(&self, k: i64) -> bool {
+        k < self.staged
+    }
+
+    /// Slot `k` (`k < staged`), to write or read.
+    #[inline(always)]
+    pub fn slot(&self, k: i64) -> S {
+        self.stage.slots(self.smem).at([self.thread, k])
+    }
+
+    /// Shared memory after every thread's slots.
+    #[inline(always)]
+    pub fn after(&self) -> S {
+        self.stage.after(self.smem, self.staged)
+    }
+
+    /// Starts copying the atoms of `x`'s staged tiles that `row` has inside the matrix into
+    /// their slots (`cp.async`, none waited for: `wait_all` before reading them back).
+    ///
+    /// # Safety
+    /// As [`AsyncCopy::copy_async_v4`]: `x` of `row`'s shape, its atoms whole where inside and
+    /// 16-byte aligned.
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[inline(always)]
+    pub unsafe fn copy_in<E: Engine>(&self, row: &RowSlice<'_>, x: &FlatTensor<E, 2>)
+    where
+        S: AsyncCopy<E>,
+    {
+        let mut k = 0;
+        while k < self.staged {
+            if row.inside(k) {
+                self.slot(k).copy_async_v4(&row.part(x, k).at(0));
+            }
+            k += 1;
+        }
+    }
+
+    /// The atom of tile `k` from its slot (`k < staged`, landed).
+    ///
+    /// # Safety
+    /// The slot written by this thread's copy or store, and that one complete.
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[inline(always)]
+    pub unsafe fn atom<T: Real>(&self, k: i64) -> Atom<T>
+    where
+        S: Mem<V4>,
+    {
+        Atom::from_atoms([self.slot(k).read()])
+    }
+
+    /// The atom of tile `k`: from its slot when staged, else from `part` (the thread's atom of
+    /// the tile in global memory, one 128-bit load).
+    ///
+    /// # Safety
+    /// As [`Staged::atom`] and [`Atom::load`].
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[inline(always)]
+    pub unsafe fn load<T: Real, E: Mem<T>>(&self, k: i64, part: &ThrTensor<'_, E, 2>) -> Atom<T>
+    where
+        S: Mem<V4>,
+    {
+        if self.holds(k) {
+            self.atom(k)
+        } else {
+            Atom::load(part)
+        }
     }
 }
 

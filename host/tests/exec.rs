@@ -442,8 +442,8 @@ fn rmsnorm_holds_tiles_past_the_staged_ones() {
     use tessel_gpu::rmsnorm::RmsNorm;
     fn tile_n<T: RmsElem>(w: i64) -> i64 {
         match w {
-            8 => RmsNorm::<T, 8>::TILE_N,
-            _ => RmsNorm::<T, 16>::TILE_N,
+            8 => RmsNorm::<T, 8>::CUT.tiler[1],
+            _ => RmsNorm::<T, 16>::CUT.tiler[1],
         }
     }
     fn held<T: RmsElem>(w: i64) -> i64 {
@@ -517,12 +517,12 @@ fn rmsnorm_coordinates_are_the_identity_tensors() {
         let id = make_identity_tensor(&IntTuple::from_ints(&[m, n]).unwrap()).unwrap();
         let cod = id.engine().codomain.unwrap();
         let fid = make_coord_tensor([m, n]);
-        let (tiler, plan, rows) = (K::<T, W>::TILER, K::<T, W>::PLAN, K::<T, W>::ROWS);
-        let copy =
-            layout_core::make_tiled_copy_row_major([rows, 32 * W], [1, K::<T, W>::V], 128, T::BITS)
-                .unwrap();
-        assert_eq!(plan.values(), K::<T, W>::V);
-        assert_eq!(copy.threads(), K::<T, W>::THREADS);
+        let cut = K::<T, W>::CUT;
+        let (tiler, plan, rows) = (cut.tiler, cut.plan, cut.rows);
+        let copy = layout_core::make_tiled_copy_row_major([rows, 32 * W], [1, cut.v], 128, T::BITS)
+            .unwrap();
+        assert_eq!(plan.values(), cut.v);
+        assert_eq!(copy.threads(), cut.threads);
         for b in 0..(m + rows - 1) / rows {
             for k in 0..K::<T, W>::tiles(n) {
                 let tile = id
@@ -682,7 +682,7 @@ fn rmsnorm_refuses_what_it_cannot_do() {
     let x12 = l2([4, 12], [16, 1]);
     refuse(x12, l1(12, 1), x12, 1, "multiple of the vector width");
     // column-major x: no unit stride along the rows
-    refuse(l2([4, 64], [1, 4]), w, x, 1, "unit strides");
+    refuse(l2([4, 64], [1, 4]), w, x, 1, "unit column strides");
     // w strided
     refuse(x, l1(64, 2), x, 1, "unit strides");
     // rows not 16-byte aligned
@@ -690,7 +690,7 @@ fn rmsnorm_refuses_what_it_cannot_do() {
     refuse(x_odd, w, x, 1, "row strides");
     // shapes that differ
     refuse(x, w, l2([3, 64], [64, 1]), 1, "same shape");
-    refuse(x, l1(56, 1), x, 1, "w of N elements");
+    refuse(x, l1(56, 1), x, 1, "(w, b) of N elements");
     refuse(x, w, x, -1, "stages");
     // y's rows overlapping (row stride 8 < N = 64): threads would race
     refuse(x, w, l2([4, 64], [8, 1]), 1, "not to overlap");

@@ -148,6 +148,22 @@ impl<E: Engine> FlatTensor<E, 1> {
             Err(_) => None,
         }
     }
+
+    /// Tile `(0, k)` of the broadcast `(rows, n):(0, d)` cut in tiles of `tile`:
+    /// `local_tile(broadcast_rows(tile[0]), tile, (0, k))` without building the whole broadcast
+    /// (only a tile's layout, `tile:(0, d)`, which a kernel's constant tile keeps in range). As
+    /// [`FlatTensor::local_tile`], unchecked: predicate the columns past `n`.
+    ///
+    /// Post-condition: `R(i, j) == X(k tile[1] + j)` for every `i < tile[0]` and
+    /// `k tile[1] + j < n`.
+    #[inline(always)]
+    pub fn broadcast_tile(&self, tile: [i64; 2], k: i64) -> FlatTensor<E, 2> {
+        let d = self.layout.stride()[0];
+        FlatTensor {
+            engine: self.engine.advance(k * tile[1] * d),
+            layout: FlatLayout::new_unchecked(tile, [0, d]),
+        }
+    }
 }
 
 /// `make_identity_tensor(shape)` for a run-time `shape`: the value at coordinate `x` is

@@ -224,6 +224,16 @@ fn a_broadcast_repeats_the_vector_in_every_row() {
     assert!(w.broadcast_rows(0).is_none());
     let huge = FlatTensor::new(engine, FlatLayout::new([i64::MAX / 2], [1]).unwrap());
     assert!(huge.broadcast_rows(4).is_none(), "4 n overflows");
+    // one tile of it, without the whole broadcast: equal to the tile of the broadcast
+    let (tile, whole) = (w.broadcast_tile([4, 8], 1), b.local_tile([4, 8], [0, 1]));
+    assert_eq!((tile.shape(), tile.layout().stride()), ([4, 8], [0, 2]));
+    for (i, j) in (0..4).flat_map(|i| (0..2).map(move |j| (i, j))) {
+        assert_eq!(tile.at([i, j]).start, whole.at([i, j]).start);
+    }
+    assert_eq!(
+        huge.broadcast_tile([4, 8], 3).at([3, 5]).start,
+        huge.at([29]).start
+    );
 }
 
 #[test]
