@@ -52,10 +52,7 @@ pub fn reference<T: Dtype>(x: &[T], s: Shape) -> Vec<f64> {
     let mut y = vec![0.0; x.len()];
     for r in 0..s.rows {
         let row = &x[r * s.ld..r * s.ld + s.cols];
-        let m = row
-            .iter()
-            .map(|v| v.to_f64())
-            .fold(f64::NEG_INFINITY, f64::max);
+        let m = row.iter().map(|v| v.to_f64()).fold(f64::NEG_INFINITY, f64::max);
         let sum: f64 = row.iter().map(|v| (v.to_f64() - m).exp()).sum();
         for (c, v) in row.iter().enumerate() {
             y[r * s.ld + c] = (v.to_f64() - m).exp() / sum;
@@ -155,19 +152,10 @@ pub fn check_host<T: Dtype>(s: Shape, staged: i64, rng: &mut Rng) -> Result<Stri
     let x = random_input::<T>(s, rng);
     let run = host_execution(&x, &vec![T::poison(); x.len()], s, staged)?;
     if let Some(i) = (0..x.len()).find(|&i| run.writes[i] != u32::from(s.inside(i))) {
-        return Err(format!(
-            "host execution wrote element {i} {} times",
-            run.writes[i]
-        ));
+        return Err(format!("host execution wrote element {i} {} times", run.writes[i]));
     }
     let want = reference(&x, s);
-    let (d, i) = distance(
-        &run.y,
-        |i| want[i],
-        reference_tolerance::<T>(),
-        s,
-        T::poison(),
-    );
+    let (d, i) = distance(&run.y, |i| want[i], reference_tolerance::<T>(), s, T::poison());
     if d > 1.0 {
         return Err(format!(
             "host execution: element {i} is {:?}, the definition {} ({d:.2} tolerances off)",
@@ -206,13 +194,7 @@ pub fn check_gpu<T: Dtype>(
         .map_err(e)?;
     let y = gpu.download(&dy).map_err(e)?;
     let host = host_execution(&x, &vec![T::poison(); x.len()], s, staged)?;
-    let (dh, ih) = distance(
-        &y,
-        |i| host.y[i].to_f64(),
-        host_tolerance::<T>(),
-        s,
-        T::poison(),
-    );
+    let (dh, ih) = distance(&y, |i| host.y[i].to_f64(), host_tolerance::<T>(), s, T::poison());
     let want = reference(&x, s);
     let (dr, ir) = distance(&y, |i| want[i], reference_tolerance::<T>(), s, T::poison());
     let name = <T::K as Entry>::NAME;
@@ -263,17 +245,11 @@ pub fn bench<T: Dtype>(
     let mut dy = gpu.filled(l, T::poison())?;
     let limit = smem.map_or(gpu.smem_per_block(), |b| b.min(gpu.smem_per_block()));
     let staged = Softmax::<T>::staged_for(s.cols as i64, limit);
-    let p = SoftmaxParams {
-        x: dx.param("x")?,
-        y: dy.param("y")?,
-        staged,
-    };
+    let p = SoftmaxParams { x: dx.param("x")?, y: dy.param("y")?, staged };
     let ms = gpu.time_interleaved(
         5,
         reps,
-        &mut [&mut || module.launch::<T::K>(p), &mut || {
-            gpu.memcpy(&dx, &mut dy)
-        }],
+        &mut [&mut || module.launch::<T::K>(p), &mut || gpu.memcpy(&dx, &mut dy)],
     )?;
     let median = |v: &[f64]| v[v.len() / 2];
     Ok(Timing {

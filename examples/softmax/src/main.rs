@@ -101,16 +101,8 @@ fn bench_one<T: Dtype>(g: &Gpu, m: &Module, a: &Args, rng: &mut Rng) -> Result<(
 /// torch's softmax and copy of the same matrix, timed by `scripts/torch_softmax.py`: its output
 /// line, or why there is none.
 fn torch(a: &Args) -> String {
-    let args = [
-        ("--rows", a.rows),
-        ("--cols", a.cols),
-        ("--reps", a.reps),
-        ("--device", a.device),
-    ];
-    let args: Vec<String> = args
-        .iter()
-        .flat_map(|(k, v)| [k.to_string(), v.to_string()])
-        .collect();
+    let args = [("--rows", a.rows), ("--cols", a.cols), ("--reps", a.reps), ("--device", a.device)];
+    let args: Vec<String> = args.iter().flat_map(|(k, v)| [k.to_string(), v.to_string()]).collect();
     tessel::peer::torch_lines(
         env!("CARGO_MANIFEST_DIR"),
         "softmax",
@@ -156,14 +148,10 @@ fn main() -> ExitCode {
         match both {
             None => println!("bench: no GPU, nothing timed"),
             Some((g, m)) => {
-                println!(
-                    "bench (median of {} launches, interleaved with the copy):",
-                    a.reps
-                );
-                for r in [
-                    bench_one::<bf16>(g, m, &a, &mut rng),
-                    bench_one::<f32>(g, m, &a, &mut rng),
-                ] {
+                println!("bench (median of {} launches, interleaved with the copy):", a.reps);
+                for r in
+                    [bench_one::<bf16>(g, m, &a, &mut rng), bench_one::<f32>(g, m, &a, &mut rng)]
+                {
                     if let Err(e) = r {
                         eprintln!("error: {e}");
                         return ExitCode::FAILURE;

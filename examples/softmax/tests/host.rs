@@ -25,11 +25,7 @@ fn shapes() -> Vec<Shape> {
         (6, 1000, 5),
         (3, 2049, 0),
     ] {
-        v.push(Shape {
-            rows,
-            cols,
-            ld: cols + pad,
-        });
+        v.push(Shape { rows, cols, ld: cols + pad });
     }
     v
 }
@@ -96,7 +92,7 @@ fn bad_parameters_are_named() {
     let err = |p| <Softmax<f32> as Kernel>::prepare::<HostMem<f32>>(p).unwrap_err();
     assert!(err(p(l(4, 8, 8), l(8, 4, 4), 0)).contains("same shape"));
     assert!(err(p(l(4, 8, 8), l(4, 8, 4), 0)).contains("not to overlap"));
-    assert!(err(p(l(4, 8, 8), l(4, 8, 8), -1)).contains("MAX_STAGED"));
+    assert!(err(p(l(4, 8, 8), l(4, 8, 8), -1)).contains("Stage::MAX"));
     let col = FlatLayout::new([4, 8], [1, 4]).unwrap();
     assert!(err(p(col, l(4, 8, 8), 0)).contains("unit column strides"));
 }
