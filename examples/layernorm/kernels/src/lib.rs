@@ -1,14 +1,10 @@
 //! LayerNorm over the rows of an `M x N` matrix, `y = (x - mean) / sqrt(var + eps) * w + b`
 //! (`var` the biased variance, as torch's), computed in `f32` for `f32` and `bf16`.
 //!
-//! [`LayerNorm<T, W>`] gives each row `W` warps; the tiled copy of `(ROWS, 32W)` threads of one
-//! 128-bit [`Atom`] each cuts the tiles `(ROWS, 32 W V)`, block `r` walks the tiles `(r, k)` along
-//! its rows, and the identity tensor predicates each atom (`V` divides `N`). A thread stages its
-//! atoms of the row in shared memory by `cp.async`; the row's mean and then its variance are
-//! [`group_reduce`]s of the staged values (two passes: no cancellation); `w` and `b` are row 0 of
-//! their broadcasts `(ROWS, N):(0, 1)`. The writes go `DEPTH` tiles at a time, every load of the
-//! group in flight before the first store. Every operation rounds the same way on the device and
-//! on the host's simulated GPU, so the two give the same bits.
+//! `W` warps per row, one 128-bit [`Atom`] of the row per thread and tile ([`Rows`]). A thread
+//! stages its atoms by `cp.async`; the mean, then the variance, are [`group_reduce`]s of the staged
+//! values (two passes: no cancellation); the writes go `DEPTH` tiles at a time, every load of the
+//! group before the first store. The device and the simulated GPU give the same bits.
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]
 #![warn(missing_docs)]
@@ -16,7 +12,7 @@
 use core::marker::PhantomData;
 use tessel_device::prelude::*;
 
-/// Tiles written per group (their loads in flight together).
+/// The most tiles written per group (their loads in flight together).
 pub const DEPTH: usize = 4;
 
 /// The kernel's parameters: `x` and `y` `(M, N)` with unit column strides, `w` and `b` `N:1`.
@@ -46,7 +42,8 @@ impl<T: Real, const W: i64> LayerNorm<T, W> {
     /// The staging of the block's atoms; after it, two reductions' slots per warp.
     pub const STAGE: Stage = Stage::new(Self::CUT.threads);
     const SUMS_BYTES: i64 = 2 * 16 * (Self::CUT.threads / 32);
-
+    /// Tiles written per group: 2 for 16-bit types (fewer registers), else [`DEPTH`].
+    pub const DEPTH: usize = if T::BITS == 16 { 2 } else { DEPTH };
     /// Tiles to stage for rows of `n` elements in `smem` bytes of shared memory per block.
     pub const fn staged_for(n: i64, smem: i64) -> i64 {
         Self::STAGE.fit(Self::CUT.tiles(n), smem, Self::SUMS_BYTES)
@@ -58,93 +55,59 @@ impl<T: Real, const W: i64> Kernel for LayerNorm<T, W> {
     type Shared = V4;
     type Params<E: Engine> = LayerNormParams<E>;
 
-    /// Unit column strides (made static), `x` and `y` of one shape, `w` and `b` of `N`, `N` and
-    /// the row strides multiples of `V`, `y`'s rows disjoint.
+    /// [`Rows::check`] of `x` and `y` (whole 16-byte atoms), `w` and `b` of `N` elements.
     #[inline(always)]
     fn prepare<E: Engine>(p: LayerNormParams<E>) -> Result<LayerNormParams<E>, &'static str> {
-        let unit = |t: FlatTensor<E, 2>| t.with_static_stride(1, 1);
-        let (Some(x), Some(y), Some(w), Some(b)) =
-            (unit(p.x), unit(p.y), p.w.with_static_stride(0, 1), p.b.with_static_stride(0, 1))
-        else {
-            return Err("layernorm needs unit column strides in x, y, w and b");
-        };
-        let (n, ld) = (x.shape()[1], [x.layout().stride()[0], y.layout().stride()[0]]);
-        if y.shape() != x.shape() || w.shape() != [n] || b.shape() != [n] {
-            Err("layernorm needs x and y of one shape (M, N), w and b of N")
-        } else if n % Self::CUT.v != 0 || ld[0] % Self::CUT.v != 0 || ld[1] % Self::CUT.v != 0 {
-            Err("layernorm needs N and the row strides to be multiples of 16 bytes")
-        } else if x.shape()[0] > 1 && ld[1].unsigned_abs() < n as u64 {
-            Err("layernorm needs y's rows not to overlap (|row stride| >= N)")
-        } else if w.broadcast_rows(Self::CUT.rows).is_none() {
-            Err("layernorm needs ROWS N to fit an i64")
-        } else {
-            Ok(LayerNormParams {
-                x,
-                w,
-                b,
-                y,
-                staged: Self::STAGE.cap(p.staged, Self::CUT.tiles(n))?,
-                ..p
-            })
-        }
+        let ([x, y], n) = (Self::CUT.check(p.x, p.y, true)?, p.x.shape()[1]);
+        let (w, b) = (Rows::check_vector(p.w, n)?, Rows::check_vector(p.b, n)?);
+        let staged = Self::STAGE.cap(p.staged, Self::CUT.tiles(n))?;
+        Ok(LayerNormParams { x, w, b, y, staged, ..p })
     }
 
     /// `ceil(M / ROWS)` blocks of `THREADS` threads; `staged` tiles of slots and the sums.
     fn geometry<E: Engine>(p: &LayerNormParams<E>, _sms: i64, _smem: i64) -> Geometry {
-        let smem_bytes = p.staged * Self::STAGE.tile_bytes() + Self::SUMS_BYTES;
-        let grid = [p.x.layout().tiles(Self::CUT.tiler)[0], 1];
-        Geometry { grid, threads: Self::CUT.threads, smem_bytes }
+        let smem = p.staged * Self::STAGE.tile_bytes() + Self::SUMS_BYTES;
+        Self::CUT.geometry(p.x.shape()[0], smem)
     }
 
     #[inline(always)]
     unsafe fn thread<E: Mem<T>, S: Mem<V4> + AsyncCopy<E>>(p: &LayerNormParams<E>, c: &Ctx<S>) {
-        let (r, t, s, n) = (c.block[0], c.thread, p.staged, p.x.shape()[1]);
-        let thr = Self::CUT.plan.get_slice(t);
-        let (id, slots) = (make_coord_tensor(p.x.shape()), Self::STAGE.slots(c.smem));
-        let (Some(w), Some(b)) =
-            (p.w.broadcast_rows(Self::CUT.rows), p.b.broadcast_rows(Self::CUT.rows))
-        else {
-            return; // prepare checked that they exist
-        };
-        let inside = |k: i64| thr.partition_S(&id.local_tile(Self::CUT.tiler, [r, k])).elem_less(0);
-        let g_x = |k: i64| thr.partition_S(&p.x.local_tile(Self::CUT.tiler, [r, k]));
-        let x = |k: i64| {
-            if k < s {
-                Atom::<T>::from_atoms([slots.at([t, k]).read()])
-            } else {
-                Atom::load(&g_x(k))
+        let row = Self::CUT.get_slice(c.block[0], c.thread, p.x.shape());
+        let (st, n, add) =
+            (Self::STAGE.of(c.smem, c.thread, p.staged), p.x.shape()[1], |a, b| a + b);
+        let x = |k: i64| st.load::<T, E>(k, &row.part(&p.x, k));
+        // the row's sum of x (sq false) or of (x - m)^2 (sq true), its own slot of the sums
+        let row_sum = |sq: bool, m: f32, slot: i64| {
+            let (mut acc, mut k) = (0.0, 0);
+            while k < row.tiles() {
+                if row.inside(k) {
+                    acc += x(k).reduce(|v| if sq { (v - m) * (v - m) } else { v }, add);
+                }
+                k += 1;
             }
+            group_reduce(acc, add, W, st.after().advance(slot * Self::CUT.threads / 32), c.thread)
         };
-        for k in (0..s).filter(|&k| inside(k)) {
-            slots.at([t, k]).copy_async_v4(&g_x(k).at(0));
-        }
+        st.copy_in(&row, &p.x);
         c.smem.wait_all();
-        let (tiles, add) = (Self::CUT.tiles(n), |a: f32, b: f32| a + b);
-        let sums = Self::STAGE.after(c.smem, s);
-        let sum = (0..tiles).filter(|&k| inside(k)).fold(0.0, |a, k| a + x(k).reduce(|v| v, add));
-        let mean = group_reduce(sum, add, W, sums, t) / n as f32;
-        let dev = |v: f32| (v - mean) * (v - mean);
-        let sq = (0..tiles).filter(|&k| inside(k)).fold(0.0, |a, k| a + x(k).reduce(dev, add));
-        let var = group_reduce(sq, add, W, sums.advance(Self::CUT.threads / 32), t) / n as f32;
-        let rstd = rsqrt(var + p.eps);
+        let mean = row_sum(false, 0.0, 0) / n as f32;
+        let rstd = rsqrt(row_sum(true, mean, 1) / n as f32 + p.eps);
         let mut k = 0;
-        while k < tiles {
+        while k < row.tiles() {
             let mut v = [(Atom::<T>::default(), Atom::default(), Atom::default()); DEPTH];
-            unroll!(d < DEPTH => {
-                if inside(k + d as i64) {
-                    let tile = |t: &FlatTensor<E, 2>| t.local_tile(Self::CUT.tiler, [0, k + d as i64]);
-                    let (gw, gb) = (thr.partition_S(&tile(&w)), thr.partition_S(&tile(&b)));
-                    v[d] = (x(k + d as i64), Atom::load(&gw), Atom::load(&gb));
+            unroll!(d < Self::DEPTH => {
+                let k = k + d as i64;
+                if row.inside(k) {
+                    v[d] = (x(k), Atom::load(&row.part_of_row(&p.w, k)), Atom::load(&row.part_of_row(&p.b, k)));
                 }
             });
-            unroll!(d < DEPTH => {
-                if inside(k + d as i64) {
-                    let (x, w, b) = v[d];
+            unroll!(d < Self::DEPTH => {
+                let (x, w, b) = v[d];
+                if row.inside(k + d as i64) {
                     let y = Atom::<T>::from_fn(|i| fma((x.get(i) - mean) * rstd, w.get(i), b.get(i)));
-                    y.store(&thr.partition_D(&p.y.local_tile(Self::CUT.tiler, [r, k + d as i64])));
+                    y.store(&row.part(&p.y, k + d as i64));
                 }
             });
-            k += DEPTH as i64;
+            k += Self::DEPTH as i64;
         }
     }
 }
