@@ -97,7 +97,8 @@ if __name__ == "__main__" and sys.argv[1:] == ["--includes"]:
 from pycute import Layout, coalesce, complement, cosize, flatten, size  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from layout_cases import (DIVIDES, OPS, PRODUCTS, Case, draw, fmt, fmt_t,  # noqa: E402
+from layout_cases import (DIVIDES, OPS, PRODUCTS, Case, composition_cpp, draw, fmt,  # noqa: E402
+                          fmt_t,
                           leaf_coords, parse_layout, parse_t, rand_layout, run_tessel,
                           same_function)
 
@@ -541,6 +542,62 @@ def stricter(case, ours, ref):
     return several and post_condition(case)(ref)
 
 
+def coincidence(case, ours, ref):
+    """A composition whose B has one moving leaf, refused by tessel on a divisibility condition
+    its numbers violate (the seed's condition, which pycute asserts too: its composition with
+    A's formula past the domain, `composition_cpp`), where CuTe's run-time
+    path, which checks nothing, happens to answer something that meets the post-condition (e.g.
+    A's modes past the failing one have equal strides, so A is affine along B anyway). Confirmed
+    by `pycute_refuses` here and by `static_answers` (CuTe refuses the static form)."""
+    return (is_composition(case) and violated(ours) and not getattr(case.post, "strict", False)
+            and composition_post(case)(ref) and pycute_refuses(case))
+
+
+def pycute_refuses(case):
+    try:
+        composition_cpp(*case.args)
+    except (AssertionError, ZeroDivisionError):
+        return True
+    return False
+
+
+def runtime_wrong(case, mine, ref):
+    """Both answer a composition, tessel's meets the post-condition and C++'s does not: CuTe's
+    run-time path (which cannot coalesce what it cannot see) went wrong. Confirmed by
+    `static_answers`: the static form's answer equals tessel's."""
+    return is_composition(case) and composition_post(case)(mine) and not composition_post(case)(ref)
+
+
+def static_answers(comp, cases, candidates):
+    """{i: C++'s answer to case i written with compile-time values (`Int<N>{}`), or 'refused:
+    its error'}, for the candidates of the categories confirmed that way. Each its own program
+    (a failed template is reported once per unit)."""
+    out = {}
+    for i in candidates:
+        a, b = cases[i].args
+        text = f"composition({cx_layout(a, True)},{cx_layout(b, True)})"
+        exe = os.path.join(comp.tmp, f"static_{i}")
+        fns = {0: case_fn(0, text), "main": "int main() { case_0(); }\n"}
+        rc, blamed = comp.unit(f"static_{i}", fns, ["-o", exe])
+        if rc != 0:
+            out[i] = "refused: " + blamed.get(0, "?")
+        else:
+            out[i] = subprocess.run([exe], capture_output=True, text=True).stdout.strip()
+    return out
+
+
+def confirmed(cat, case, by_mode, ours, static):
+    """The static form's answer confirms the category: CuTe refuses it (a `static_assert`) for
+    `coincidence`, answers tessel's for `runtime`."""
+    if static is None:
+        return False
+    if cat == "coincidence":
+        return static.startswith("refused") and "static assertion" in static
+    if static.startswith("refused"):
+        return False
+    return agrees(parse_layout(ours), parse_answer(static), by_mode)
+
+
 def out_of_range(case, ours):
     a, c = case.args
     return isinstance(c, int) and c >= size(a) and "outside its mode" in ours
@@ -587,7 +644,9 @@ def judge(case, by_mode, ours, cpp):
         post = post_condition(case)
         if post is not None and not post(ref):
             return "broken"
-        return "strict" if stricter(case, ours, ref) else None
+        if stricter(case, ours, ref):
+            return "strict"
+        return "coincidence" if coincidence(case, ours, ref) else None
     if isinstance(ref, int):
         return "identical" if ours == str(ref) else None
     try:
@@ -600,7 +659,7 @@ def judge(case, by_mode, ours, cpp):
         return "left_inverse"
     if case.op == "composition_tiler" and drops_modes(case, mine, ref):
         return "tiler"
-    return None
+    return "runtime" if runtime_wrong(case, mine, ref) else None
 
 
 CATEGORIES = [
@@ -610,6 +669,10 @@ CATEGORIES = [
     ("both", "refused by both (C++ at compile time)"),
     ("broken", "refused by tessel, C++'s answer breaks the post-condition"),
     ("strict", "refused by tessel only: a multi-mode B outside the divisibility conditions"),
+    ("coincidence", "refused by tessel, pycute and CuTe's static form (a one-leaf B outside the "
+                    "divisibility conditions); CuTe's run-time answer meets the post-condition"),
+    ("runtime", "both answer a composition, C++'s breaks the post-condition, tessel's meets it "
+                "and equals CuTe's static form's"),
     ("range", "out-of-range coordinates refused by tessel, evaluated by C++"),
     ("left_inverse", "left inverses that differ only off A's image"),
     ("tiler", "compositions with a tiler of fewer modes than A: C++ drops A's other modes, "
@@ -618,6 +681,9 @@ CATEGORIES = [
               "answer meets the post-condition"),
 ]
 
+
+# The categories that the case's static form confirms (`confirmed`).
+STATIC_CONFIRMED = ("coincidence", "runtime")
 
 # The shape of a disagreement this test once found (tessel's composition extended A past its
 # domain along the wrong leaf; fixed, docs/design.md): printed with a failure of that shape, as a
@@ -646,7 +712,8 @@ def diagnosis(case, ours, cpp):
 
 def evaluate(exe, cases, cxx, includes, jobs):
     """tessel's answers, C++'s (an answer, 'crashed: ...' or 'refused: ...'), the probes'
-    failures."""
+    failures, and C++'s answers to the static forms of the cases that the categories `coincidence`
+    and `runtime` confirm that way (`static_answers`)."""
     ours = run_tessel(exe, [c.expr for c in cases])
     with tempfile.TemporaryDirectory(prefix="tessel-cute-") as tmp:
         comp = Compiler(cxx, includes, tmp)
@@ -655,8 +722,11 @@ def evaluate(exe, cases, cxx, includes, jobs):
             prog, refused = compile_cases(comp, [cxx_case(c)[0] for c in cases], jobs)
             failures = probes.result()
         cpp = run_cases(prog, len(cases))
-    cpp.update({i: "refused: " + msg for i, msg in refused.items()})
-    return ours, cpp, failures
+        cpp.update({i: "refused: " + msg for i, msg in refused.items()})
+        candidates = [i for i, c in enumerate(cases)
+                      if judge(c, cxx_case(c)[2], ours[i], cpp[i]) in STATIC_CONFIRMED]
+        statics = static_answers(comp, cases, candidates)
+    return ours, cpp, failures, statics
 
 
 def main():
@@ -671,13 +741,16 @@ def main():
     t0 = time.time()
     rng = random.Random(seed)
     cases = [gen(rng) for _ in range(count)]
-    ours, cpp, failures = evaluate(exe, cases, cxx, includes, jobs)
+    ours, cpp, failures, statics = evaluate(exe, cases, cxx, includes, jobs)
     for f in failures:
         print("PROBE FAILED " + f)
     counts, hints = Counter(), Counter()
     for i, case in enumerate(cases):
         text, why, by_mode = cxx_case(case)
         cat = judge(case, by_mode, ours[i], cpp[i])
+        if cat in STATIC_CONFIRMED and not confirmed(cat, case, by_mode, ours[i], statics.get(i)):
+            print(f"NOT CONFIRMED as {cat} by the static form (C++: {statics.get(i)})")
+            cat = None
         if cat is None:
             hint = diagnosis(case, ours[i], cpp[i])
             hints[hint] += 1

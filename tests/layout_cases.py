@@ -11,6 +11,7 @@ too), used here only as a value that can be evaluated.
 import subprocess
 from collections import namedtuple
 
+import pycute.layout as _pl
 from pycute import Layout, coalesce, cosize, flatten, size
 
 # the operations, in the order `rng.choice` draws them
@@ -23,6 +24,34 @@ OPS = [
 
 DIVIDES = ("logical_divide", "zipped_divide", "tiled_divide", "flat_divide")
 PRODUCTS = ("logical_product", "zipped_product", "tiled_product", "flat_product")
+
+_coalesce = _pl.coalesce
+_composition = _pl.composition
+
+
+def _coalesce_keeping_stride(layout, profile=None):
+    """pycute's coalesce, except that a last leaf of size 1 is kept as CuTe C++'s `coalesce_x`
+    keeps it: as a placeholder of size 2 (only its stride matters, to composition)."""
+    if profile is None:
+        shape, stride = flatten(layout.shape), flatten(layout.stride)
+        shape, stride = (shape if isinstance(shape, tuple) else (shape,)), (
+            stride if isinstance(stride, tuple) else (stride,))
+        if shape[-1] == 1:
+            return _coalesce(Layout(shape[:-1] + (2,), stride))
+        return _coalesce(layout)
+    return _coalesce(layout, profile)
+
+
+def composition_cpp(a, b):
+    """pycute's composition, except that past its domain A extends as its formula does, along its
+    last leaf also when that leaf has size 1, as tessel and CuTe C++ (`coalesce_x`) do; pycute's
+    `coalesce` drops the leaf first (docs/design.md). Raises where pycute's asserts fail."""
+    _pl.coalesce = _coalesce_keeping_stride
+    try:
+        return _composition(a, b)
+    finally:
+        _pl.coalesce = _coalesce
+
 
 # op: a name from OPS; expr: the text for `tessel eval`; args: the inputs (layouts, tuples of
 # layouts for by-mode tilers, int tuples, ints); post: a check of an answer, or None

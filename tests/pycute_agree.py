@@ -26,37 +26,11 @@ from pycute import (Layout, coalesce, complement, composition, filter as lfilter
 import pycute.layout as _pl
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from layout_cases import OPS, agrees, draw, fmt, parse_layout, run_tessel  # noqa: E402
+from layout_cases import (OPS, agrees, composition_cpp, draw, fmt, parse_layout,  # noqa: E402
+                          run_tessel)
 
-_coalesce = _pl.coalesce
-
-
-def _coalesce_keeping_stride(layout, profile=None):
-    """pycute's coalesce, except that a last leaf of size 1 is kept as CuTe C++'s `coalesce_x`
-    keeps it: as a placeholder of size 2 (only its stride matters, to composition) (see above)."""
-    if profile is None:
-        shape, stride = flatten(layout.shape), flatten(layout.stride)
-        shape, stride = (shape if isinstance(shape, tuple) else (shape,)), (
-            stride if isinstance(stride, tuple) else (stride,))
-        if shape[-1] == 1:
-            return _coalesce(Layout(shape[:-1] + (2,), stride))
-        return _coalesce(layout)
-    return _coalesce(layout, profile)
-
-
-_orig_composition = _pl.composition
-
-
-def _composition(a, b):
-    _pl.coalesce = _coalesce_keeping_stride
-    try:
-        return _orig_composition(a, b)
-    finally:
-        _pl.coalesce = _coalesce
-
-
-_pl.composition = _composition
-composition = _composition
+_pl.composition = composition_cpp
+composition = composition_cpp
 
 
 # ---- pycute completions (CuTe C++ definitions) ---------------------------------------------------
