@@ -393,6 +393,17 @@ pub unsafe fn mbarrier_arrive_expect_tx(bar: u32, bytes: u32) {
          b = in(reg32) bar, n = in(reg32) bytes, options(nostack, preserves_flags));
 }
 
+/// `mbarrier.complete_tx.shared::cta.b64 [bar], bytes`: `bytes` of the current phase's
+/// transactions done, as the copy engine does when its bytes land.
+///
+/// # Safety
+/// `bar` an initialised barrier.
+#[inline(always)]
+pub unsafe fn mbarrier_complete_tx(bar: u32, bytes: u32) {
+    asm!("mbarrier.complete_tx.shared::cta.b64 [{b}], {n};",
+         b = in(reg32) bar, n = in(reg32) bytes, options(nostack, preserves_flags));
+}
+
 /// Waits until phase `parity` (0 or 1) of the barrier has completed
 /// (`mbarrier.try_wait.parity.shared::cta.b64` until it says so).
 ///

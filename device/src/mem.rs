@@ -111,6 +111,38 @@ pub trait AsyncCopy<G> {
     /// As [`AsyncCopy::wait_groups`].
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn wait_all(&self);
+
+    /// `mbarrier.init.shared::cta.b64 [here], count` (then `fence.mbarrier_init`): the 8 bytes
+    /// here become an mbarrier in phase 0 that expects `count` arrivals (1 to `2^20 - 1`) per
+    /// phase. One thread initialises it; a block barrier before any other thread uses it.
+    ///
+    /// # Safety
+    /// Here 8-byte aligned shared memory that nothing else uses while the barrier lives.
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn mbarrier_init(&self, count: u32);
+    /// `mbarrier.arrive.expect_tx.shared::cta.b64 _, [here], bytes` (`mbarrier.arrive` when
+    /// `bytes == 0`): the current phase waits for `bytes` more transaction bytes, then this
+    /// thread arrives. The phase completes when its arrivals and its bytes are all in.
+    ///
+    /// # Safety
+    /// An initialised barrier here.
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn mbarrier_arrive(&self, bytes: u32);
+    /// `mbarrier.complete_tx.shared::cta.b64 [here], bytes`: `bytes` of the current phase's
+    /// transactions done (what the copy engine does as its bytes land).
+    ///
+    /// # Safety
+    /// An initialised barrier here.
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn mbarrier_complete_tx(&self, bytes: u32);
+    /// Waits until the phase of parity `parity` (0 or 1) of the barrier here has completed
+    /// (`mbarrier.try_wait.parity` until it succeeds); what its arrivals wrote before arriving
+    /// is then visible to this thread.
+    ///
+    /// # Safety
+    /// An initialised barrier here.
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn mbarrier_wait(&self, parity: u32);
 }
 
 macro_rules! pointer_engine {
@@ -266,7 +298,8 @@ mod device {
     use super::*;
     use crate::device::{
         cp_async_16, cp_async_commit, cp_async_wait, cp_async_wait_all, load_global, load_v4,
-        load_v4_rw, store_global, store_v4,
+        load_v4_rw, mbarrier_arrive_expect_tx, mbarrier_complete_tx, mbarrier_init, mbarrier_wait,
+        smem_addr, store_global, store_v4,
     };
     use core::mem::{size_of, transmute_copy};
 
@@ -444,6 +477,22 @@ mod device {
         #[inline(always)]
         unsafe fn wait_all(&self) {
             cp_async_wait_all()
+        }
+        #[inline(always)]
+        unsafe fn mbarrier_init(&self, count: u32) {
+            mbarrier_init(smem_addr(self.0), count)
+        }
+        #[inline(always)]
+        unsafe fn mbarrier_arrive(&self, bytes: u32) {
+            mbarrier_arrive_expect_tx(smem_addr(self.0), bytes)
+        }
+        #[inline(always)]
+        unsafe fn mbarrier_complete_tx(&self, bytes: u32) {
+            mbarrier_complete_tx(smem_addr(self.0), bytes)
+        }
+        #[inline(always)]
+        unsafe fn mbarrier_wait(&self, parity: u32) {
+            mbarrier_wait(smem_addr(self.0), parity)
         }
     }
 }

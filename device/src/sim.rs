@@ -57,6 +57,14 @@ pub enum Sync {
         /// This lane's predicate.
         pred: bool,
     },
+    /// `mbarrier.try_wait.parity` until it succeeds: the phase of parity `parity` of the
+    /// mbarrier at shared byte `bar` has completed.
+    MbarWait {
+        /// The barrier's byte offset in the block's shared memory.
+        bar: u32,
+        /// The phase's parity (0 or 1).
+        parity: u32,
+    },
 }
 
 /// A simulated GPU running a block's threads: what [`request`] reaches.

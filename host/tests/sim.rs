@@ -1,8 +1,9 @@
 //! The simulated GPU catches each injected fault, naming the kernel's sites: a kernel that
 //! rotates a vector through shared memory twice, written correctly and broken one way at a time
 //! (a missing barrier, a missing cp.async wait, an element written twice, a shuffle under
-//! divergent lanes, a barrier some threads never reach). A failing schedule replays from its
-//! seed; a correct kernel gives the same result under every seed.
+//! divergent lanes, a barrier some threads never reach); and a handoff between warps through an
+//! mbarrier, correct, with a wrong transaction count, and without its wait. A failing schedule
+//! replays from its seed; a correct kernel gives the same result under every seed.
 
 use host::sim::{self, HostMem, Options, SimError};
 use layout_core::{Engine, FlatLayout, FlatTensor};
@@ -307,4 +308,120 @@ fn a_read_across_named_barriers_is_a_race() {
         e.message.contains(&at("HALF_STAGE")) && e.message.contains(&at("HALF_READ")),
         "{e}"
     );
+}
+
+/// The mbarrier faults: none, or one of these.
+const WRONG_TX: u8 = 1;
+const NO_MBAR_WAIT: u8 = 2;
+
+/// Warp 1 hands 32 floats of `x` to warp 0 through shared memory and an mbarrier (bytes 0..8,
+/// the floats after it): thread 0 initialises it for one arrival, warp 1's lanes each write a
+/// float and complete 4 transaction bytes, its lane 0 arrives announcing 128 (`WRONG_TX`: 256);
+/// warp 0 waits for phase 0 (`NO_MBAR_WAIT`: does not) and writes `y[t] = 2 x[32 + t]`, warp 1
+/// `y[t] = x[t]`. Each lane completes before or after lane 0's announcement, as the schedule has
+/// it: the transaction count may dip below zero meanwhile.
+struct Handoff<const FAULT: u8>;
+
+impl<const FAULT: u8> Kernel for Handoff<FAULT> {
+    type T = f32;
+    type Shared = f32;
+    type Params<E: Engine> = Params<E>;
+    fn prepare<E: Engine>(p: Params<E>) -> Result<Params<E>, &'static str> {
+        Ok(p)
+    }
+    fn geometry<E: Engine>(_: &Params<E>, _: i64, _: i64) -> Geometry {
+        Geometry {
+            grid: [1, 1],
+            threads: 64,
+            smem_bytes: 8 + 4 * 32,
+        }
+    }
+    unsafe fn thread<E: Mem<f32>, S: Mem<f32> + AsyncCopy<E>>(p: &Params<E>, c: &Ctx<S>) {
+        let (t, bar) = (c.thread, c.smem);
+        let slot = |i: i64| c.smem.advance(2 + i);
+        if t == 0 {
+            bar.mbarrier_init(1); // site: MBAR_INIT
+        }
+        sync_threads();
+        if t >= 32 {
+            slot(t - 32).write(p.x.engine().advance(t).read()); // site: HAND_WRITE
+            if t == 32 {
+                bar.mbarrier_arrive(if FAULT == WRONG_TX { 256 } else { 128 }); // site: EXPECT
+            }
+            bar.mbarrier_complete_tx(4);
+            p.y.engine()
+                .advance(t)
+                .write(p.x.engine().advance(t).read());
+        } else {
+            if FAULT != NO_MBAR_WAIT {
+                bar.mbarrier_wait(0); // site: MBAR_WAIT
+            }
+            let v = slot(t).read(); // site: HAND_READ
+            p.y.engine().advance(t).write(2.0 * v);
+        }
+    }
+}
+
+fn handoff<const F: u8>(seed: u64) -> (Vec<f32>, Vec<f32>, Result<(), SimError>) {
+    let n = 64;
+    let mut x: Vec<f32> = (0..n).map(|i| i as f32 * 0.25 - 3.0).collect();
+    let x0 = x.clone();
+    let mut y = vec![f32::NAN; n];
+    let (mut xw, mut yw) = (vec![0u32; n], vec![0u32; n]);
+    let l = FlatLayout::new([n as i64], [1]).unwrap();
+    // SAFETY: the buffers outlive the launch
+    let p = unsafe {
+        Params {
+            x: FlatTensor::new(HostMem::new(&mut x, &mut xw), l),
+            y: FlatTensor::new(HostMem::new(&mut y, &mut yw).once(), l),
+        }
+    };
+    let r = sim::launch::<Handoff<F>>(&p, Handoff::<F>::geometry(&p, 1, 0), Options { seed });
+    (x0, y, r)
+}
+
+#[test]
+fn an_mbarrier_hands_data_over_under_every_schedule() {
+    for seed in 0..24 {
+        let (x, y, r) = handoff::<CORRECT>(seed);
+        r.unwrap_or_else(|e| panic!("{e}"));
+        for t in 0..64 {
+            let want = if t < 32 { 2.0 * x[32 + t] } else { x[t] };
+            assert_eq!(y[t], want, "seed {seed}, thread {t}");
+        }
+    }
+}
+
+#[test]
+fn a_wrong_mbarrier_transaction_count_is_a_deadlock_naming_the_sites() {
+    let e = handoff::<WRONG_TX>(3)
+        .2
+        .expect_err("phase 0 never completes");
+    let text = e.to_string();
+    println!("{text}");
+    for want in [
+        "mbarrier_wait(shared byte 0, parity 0)".to_string(),
+        at("MBAR_WAIT"),
+        at("MBAR_INIT"),
+        at("EXPECT"),
+        "128 transaction bytes pending".to_string(),
+    ] {
+        assert!(text.contains(&want), "{text}\n does not mention {want}");
+    }
+}
+
+#[test]
+fn a_read_without_the_mbarrier_wait_is_a_race() {
+    // every schedule reads a slot before its write, or unordered after it
+    for seed in 0..8 {
+        let e = handoff::<NO_MBAR_WAIT>(seed)
+            .2
+            .expect_err("nothing orders the handoff");
+        let m = &e.message;
+        assert!(
+            m.contains("shared-memory race") || m.contains("before any thread wrote it"),
+            "{e}"
+        );
+        assert!(m.contains(&at("HAND_READ")), "{e}");
+    }
 }

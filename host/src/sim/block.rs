@@ -7,6 +7,7 @@
 //! reported with every thread's wait.
 
 use super::clock::Clocks;
+use super::mbarrier::Mbarriers;
 use super::schedule::Schedule;
 use super::shared::Smem;
 use corosensei::stack::DefaultStack;
@@ -56,6 +57,8 @@ pub struct BlockState {
     pub clocks: RefCell<Clocks>,
     /// Its shared memory's shadow.
     pub smem: RefCell<Smem>,
+    /// Its mbarriers.
+    pub mbar: RefCell<Mbarriers>,
     running: Cell<usize>,
     block: Cell<[i64; 2]>,
     yielders: Vec<Cell<*const Yielder<u32, (Sync, Site)>>>,
@@ -106,6 +109,7 @@ pub fn run_block(
     state.block.set(block);
     state.clocks.get_mut().reset(threads);
     state.smem.get_mut().reset(smem_elems, elem_bytes, threads);
+    state.mbar.get_mut().reset();
     state
         .yielders
         .resize_with(threads, || Cell::new(std::ptr::null()));
@@ -151,10 +155,11 @@ pub fn run_block(
             }
         }
         if states.iter().all(|s| matches!(s, State::Ended)) {
+            state.mbar.borrow().check_ended();
             return;
         }
         if !complete(state, &mut states, &mut results, &mut waiting) {
-            fault(stuck(&states));
+            fault(stuck(&states) + &state.mbar.borrow().report());
         }
     }
 }
@@ -233,6 +238,18 @@ fn complete(
             progress = true;
         }
     }
+    // mbarrier waits whose phase has completed: the waiter acquires what the phase published
+    for (t, s) in states.iter_mut().enumerate() {
+        if let State::Waiting(Sync::MbarWait { bar, parity }, site, _) = *s {
+            let mut mbar = b.mbar.borrow_mut();
+            if let Some(published) = mbar.ready(bar, parity, site) {
+                b.clocks.borrow_mut().acquire(t, published);
+                *s = State::Runnable;
+                results[t] = 0;
+                progress = true;
+            }
+        }
+    }
     // warp operations: all 32 lanes at the same kind
     for w in 0..threads / 32 {
         let lanes = 32 * w..32 * w + 32;
@@ -240,7 +257,11 @@ fn complete(
         let mut all = true;
         for (l, t) in lanes.clone().enumerate() {
             match states[t] {
-                State::Waiting(op, _, _) if !matches!(op, Sync::Barrier { .. }) => ops[l] = op,
+                State::Waiting(op, _, _)
+                    if !matches!(op, Sync::Barrier { .. } | Sync::MbarWait { .. }) =>
+                {
+                    ops[l] = op
+                }
                 _ => {
                     all = false;
                     break;
@@ -312,7 +333,7 @@ fn warp_op(ops: &[Sync]) -> [u32; 32] {
             };
             out = [r; 32];
         }
-        Sync::Warp | Sync::Barrier { .. } => {}
+        Sync::Warp | Sync::Barrier { .. } | Sync::MbarWait { .. } => {}
     }
     out
 }
@@ -363,6 +384,9 @@ fn name(op: &Sync) -> String {
         Sync::Warp => "sync_warp".to_string(),
         Sync::Shfl { mode, .. } => format!("shfl.{}", format!("{mode:?}").to_lowercase()),
         Sync::Vote { mode, .. } => format!("vote.{}", format!("{mode:?}").to_lowercase()),
+        Sync::MbarWait { bar, parity } => {
+            format!("mbarrier_wait(shared byte {bar}, parity {parity})")
+        }
     }
 }
 

@@ -63,6 +63,28 @@ impl Clocks {
         self.own.iter_mut().for_each(|c| *c += 1);
     }
 
+    /// What thread `t` publishes (an mbarrier arrival: a release): its epoch and what it has seen
+    /// above the floor. It then starts a new epoch, which the release does not cover.
+    pub fn release(&mut self, t: usize) -> Vec<Epoch> {
+        let mut seen = self.extra[t].clone();
+        seen.push(self.now(t));
+        self.own[t] += 1;
+        seen
+    }
+
+    /// Thread `t` has seen the epochs `es` (a wait on what a release published: an acquire).
+    pub fn acquire(&mut self, t: usize, es: &[Epoch]) {
+        for &e in es {
+            if e.clock <= self.floor[e.thread as usize] || e.thread as usize == t {
+                continue;
+            }
+            match self.extra[t].iter_mut().find(|x| x.thread == e.thread) {
+                Some(x) => x.clock = x.clock.max(e.clock),
+                None => self.extra[t].push(e),
+            }
+        }
+    }
+
     /// The threads of `set` passed a barrier together: each has seen what any of them had seen,
     /// and starts a new epoch.
     pub fn join(&mut self, set: &[usize]) {
@@ -103,6 +125,19 @@ mod tests {
         assert!((0..4).all(|t| c.before(e, t)));
         // what thread 2 does after the barrier is a new epoch, unseen by the others
         assert!(!c.before(c.now(2), 0));
+    }
+
+    #[test]
+    fn an_acquire_sees_what_the_release_published_and_no_later() {
+        let mut c = Clocks::default();
+        c.reset(4);
+        let before = c.now(1);
+        let published = c.release(1);
+        let after = c.now(1);
+        c.acquire(3, &published);
+        assert!(c.before(before, 3));
+        assert!(!c.before(after, 3), "thread 1's accesses after its release");
+        assert!(!c.before(before, 2), "thread 2 acquired nothing");
     }
 
     #[test]

@@ -13,13 +13,17 @@
 //! The order in which runnable threads resume is drawn from a seed ([`Options::seed`]); the
 //! report names it, and the same seed replays the same schedule.
 //!
-//! What it does not model yet: mbarriers, the copy engine (TMA), `wgmma`, clusters and
+//! mbarriers ([`mbarrier`]) complete their phases on arrivals and transaction bytes as the PTX ISA
+//! says, and order what their arrivals published before what their waits read.
+//!
+//! What it does not model yet: the copy engine (TMA), `wgmma`, clusters and
 //! distributed shared memory (the GEMMs still have their own host executions), and races on
 //! global memory (only each output element's write count is checked).
 
 mod block;
 mod clock;
 mod global;
+mod mbarrier;
 mod schedule;
 mod shared;
 

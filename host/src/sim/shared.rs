@@ -13,6 +13,7 @@ use super::clock::{Clocks, Epoch};
 use super::global::HostMem;
 use layout_core::Engine;
 use std::panic::Location;
+use tessel_device::sim::Sync;
 use tessel_gpu::mem::{AsyncCopy, Mem, V4};
 
 /// One access: its epoch and where the kernel made it.
@@ -408,6 +409,57 @@ impl<T: Copy, U> AsyncCopy<HostMem<T>> for SharedMem<U> {
     unsafe fn wait_all(&self) {
         <Self as AsyncCopy<HostMem<T>>>::commit(self);
         <Self as AsyncCopy<HostMem<T>>>::wait_groups::<0>(self);
+    }
+    unsafe fn mbarrier_init(&self, count: u32) {
+        let (bar, site) = (self.mbarrier("mbarrier_init"), Location::caller());
+        current(|b, _| b.mbar.borrow_mut().init(bar, count, site));
+    }
+    unsafe fn mbarrier_arrive(&self, bytes: u32) {
+        let (bar, site) = (self.mbarrier("an mbarrier arrival"), Location::caller());
+        current(|b, t| {
+            let seen = b.clocks.borrow_mut().release(t);
+            b.mbar.borrow_mut().arrive(bar, bytes, seen, site)
+        });
+    }
+    unsafe fn mbarrier_complete_tx(&self, bytes: u32) {
+        let (bar, site) = (self.mbarrier("mbarrier_complete_tx"), Location::caller());
+        current(|b, t| {
+            let seen = b.clocks.borrow_mut().release(t);
+            b.mbar.borrow_mut().complete_tx(bar, bytes, seen, site)
+        });
+    }
+    unsafe fn mbarrier_wait(&self, parity: u32) {
+        let (bar, site) = (self.mbarrier("an mbarrier wait"), Location::caller());
+        let done = current(|b, t| match b.mbar.borrow_mut().ready(bar, parity, site) {
+            Some(published) => {
+                b.clocks.borrow_mut().acquire(t, published);
+                true
+            }
+            None => false,
+        });
+        if !done {
+            // suspends until the phase completes; the simulator then acquires for this thread
+            tessel_device::sim::request(Sync::MbarWait { bar, parity });
+        }
+    }
+}
+
+impl<U> SharedMem<U> {
+    /// The byte offset of the mbarrier here: 8 bytes inside the block's shared memory, 8-byte
+    /// aligned (else a fault naming `what`'s site).
+    #[track_caller]
+    fn mbarrier(&self, what: &str) -> u32 {
+        let size = std::mem::size_of::<U>() as i64;
+        let n = (8 + size - 1) / size;
+        let i = self.span(n, 1, what) as i64;
+        if (i * size) % 8 != 0 {
+            fault(format!(
+                "{what} at {}: shared byte {} is not 8-byte aligned",
+                Location::caller(),
+                i * size
+            ));
+        }
+        (i * size) as u32
     }
 }
 
