@@ -140,7 +140,7 @@ fn rmsnorm_of_padded_rows_matches_the_host_execution() {
     let e = g.rmsnorm(&x, &w, &mut y, 1e-6).unwrap_err();
     assert!(
         e.to_string()
-            .contains("rmsnorm_bf16: rmsnorm needs y's rows not to overlap"),
+            .contains("rmsnorm_bf16: a row-wise kernel needs y's rows not to overlap"),
         "{e}"
     );
 }
