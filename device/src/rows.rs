@@ -16,6 +16,8 @@ use layout_core::{
 };
 
 /// A row-wise kernel's cut of its tiles, for `warps` warps per row and elements of `bits` bits.
+/// Use it as a constant (an associated `const`, or `&const { Rows::new(..) }`): a copy in a local
+/// variable puts its tables on the thread's stack.
 #[derive(Clone, Copy, Debug)]
 pub struct Rows {
     /// Warps per row: 1, 2, 4, 8 or 16.
@@ -74,6 +76,13 @@ impl Rows {
             threads: self.threads,
             smem_bytes,
         }
+    }
+
+    /// Are `t`'s rows 16-byte aligned (its origin and its row stride in elements), so that its
+    /// whole atoms may move as 128-bit accesses ([`RowSlice::whole_tiles`])?
+    #[inline(always)]
+    pub fn aligned<T: Copy, E: Mem<T>>(&self, t: &FlatTensor<E, 2>) -> bool {
+        t.engine().aligned16() && t.layout().stride()[0] % self.v == 0
     }
 
     /// A row-wise kernel's checks of its input `x` and output `y`: unit column strides (returned

@@ -74,11 +74,9 @@ impl<T: Real> Kernel for Softmax<T> {
     unsafe fn thread<E: Mem<T>, S: Mem<V4> + AsyncCopy<E>>(p: &SoftmaxParams<E>, c: &Ctx<S>) {
         let row = Self::CUT.get_slice(c.block[0], c.thread, p.x.shape());
         let st = Self::STAGE.of(c.smem, c.thread, p.staged);
-        let v = Self::CUT.v;
-        let aligned =
-            |t: &FlatTensor<E, 2>| t.engine().aligned16() && t.layout().stride()[0] % v == 0;
         // 128-bit accesses where the atom is whole and the rows 16-byte aligned
-        let (add, whole) = (|a, b| a + b, row.whole_tiles(aligned(&p.x) && aligned(&p.y)));
+        let (add, whole) =
+            (|a, b| a + b, row.whole_tiles(Self::CUT.aligned(&p.x) && Self::CUT.aligned(&p.y)));
         // every staged slot written: its atom, or -inf where it is partly or wholly outside
         let mut k = 0;
         while k < p.staged {
