@@ -92,10 +92,14 @@ impl<const FAULT: u8, const ASYNC: bool> Kernel for Rotate<FAULT, ASYNC> {
     }
 }
 
-/// Runs `Rotate<F, A>` under `seed` on a fresh `x`; the output `y` and the launch's result.
-fn rotate<const F: u8, const A: bool>(seed: u64) -> (Vec<f32>, Result<(), SimError>) {
-    let n = 4 * THREADS as usize;
-    let mut x: Vec<f32> = (0..n).map(|i| i as f32 * 0.5 - 7.0).collect();
+/// Runs kernel `K` (its geometry) on `x` under `seed`: the output `y` (NaN where unwritten; a
+/// second write of an element is a fault) and the launch's result.
+fn launch<K>(x: &[f32], seed: u64) -> (Vec<f32>, Result<(), SimError>)
+where
+    K: Kernel<T = f32, Params<HostMem<f32>> = Params<HostMem<f32>>>,
+{
+    let n = x.len();
+    let mut x = x.to_vec();
     let mut y = vec![f32::NAN; n];
     let (mut xw, mut yw) = (vec![0u32; n], vec![0u32; n]);
     let l = FlatLayout::new([n as i64], [1]).unwrap();
@@ -106,9 +110,14 @@ fn rotate<const F: u8, const A: bool>(seed: u64) -> (Vec<f32>, Result<(), SimErr
             y: FlatTensor::new(HostMem::new(&mut y, &mut yw).once(), l),
         }
     };
-    let g = Rotate::<F, A>::geometry(&p, 1, 0);
-    let r = sim::launch::<Rotate<F, A>>(&p, g, Options { seed });
+    let r = sim::launch::<K>(&p, K::geometry::<HostMem<f32>>(&p, 1, 0), Options { seed });
     (y, r)
+}
+
+/// Runs `Rotate<F, A>` under `seed` on a fresh `x`; the output `y` and the launch's result.
+fn rotate<const F: u8, const A: bool>(seed: u64) -> (Vec<f32>, Result<(), SimError>) {
+    let x: Vec<f32> = (0..4 * THREADS).map(|i| i as f32 * 0.5 - 7.0).collect();
+    launch::<Rotate<F, A>>(&x, seed)
 }
 
 /// The report of a broken kernel, which must mention every one of `wants`.
@@ -268,21 +277,8 @@ impl<const CROSS: bool> Kernel for Halves<CROSS> {
 }
 
 fn halves<const CROSS: bool>() -> (Vec<f32>, Result<(), SimError>) {
-    let n = THREADS as usize;
-    let mut x: Vec<f32> = (0..n).map(|i| i as f32).collect();
-    let mut y = vec![f32::NAN; n];
-    let (mut xw, mut yw) = (vec![0u32; n], vec![0u32; n]);
-    let l = FlatLayout::new([n as i64], [1]).unwrap();
-    // SAFETY: the buffers outlive the launch
-    let p = unsafe {
-        Params {
-            x: FlatTensor::new(HostMem::new(&mut x, &mut xw), l),
-            y: FlatTensor::new(HostMem::new(&mut y, &mut yw).once(), l),
-        }
-    };
-    let r =
-        sim::launch::<Halves<CROSS>>(&p, Halves::<CROSS>::geometry(&p, 1, 0), Options { seed: 5 });
-    (y, r)
+    let x: Vec<f32> = (0..THREADS).map(|i| i as f32).collect();
+    launch::<Halves<CROSS>>(&x, 5)
 }
 
 #[test]
@@ -363,21 +359,9 @@ impl<const FAULT: u8> Kernel for Handoff<FAULT> {
 }
 
 fn handoff<const F: u8>(seed: u64) -> (Vec<f32>, Vec<f32>, Result<(), SimError>) {
-    let n = 64;
-    let mut x: Vec<f32> = (0..n).map(|i| i as f32 * 0.25 - 3.0).collect();
-    let x0 = x.clone();
-    let mut y = vec![f32::NAN; n];
-    let (mut xw, mut yw) = (vec![0u32; n], vec![0u32; n]);
-    let l = FlatLayout::new([n as i64], [1]).unwrap();
-    // SAFETY: the buffers outlive the launch
-    let p = unsafe {
-        Params {
-            x: FlatTensor::new(HostMem::new(&mut x, &mut xw), l),
-            y: FlatTensor::new(HostMem::new(&mut y, &mut yw).once(), l),
-        }
-    };
-    let r = sim::launch::<Handoff<F>>(&p, Handoff::<F>::geometry(&p, 1, 0), Options { seed });
-    (x0, y, r)
+    let x: Vec<f32> = (0..64).map(|i| i as f32 * 0.25 - 3.0).collect();
+    let (y, r) = launch::<Handoff<F>>(&x, seed);
+    (x, y, r)
 }
 
 #[test]
