@@ -66,13 +66,13 @@ impl Rows {
 
     /// Tiles along a row of `n` elements.
     pub const fn tiles(&self, n: i64) -> i64 {
-        (n + self.tiler[1] - 1) / self.tiler[1]
+        ceil_div(n, self.tiler[1])
     }
 
     /// The launch: a block of `threads` per `rows` rows of `m`, `smem_bytes` of shared memory.
     pub const fn geometry(&self, m: i64, smem_bytes: i64) -> Geometry {
         Geometry {
-            grid: [(m + self.rows - 1) / self.rows, 1],
+            grid: [ceil_div(m, self.rows), 1],
             threads: self.threads,
             smem_bytes,
         }
@@ -142,6 +142,12 @@ impl Rows {
     }
 }
 
+/// `ceil(a / b)` for `a >= 0`, `b > 0`: tiles of `b` covering `a`.
+#[inline(always)]
+const fn ceil_div(a: i64, b: i64) -> i64 {
+    (a + b - 1) / b
+}
+
 /// One thread's atoms of the tiles `(block, k)` of an `(M, N)` matrix ([`Rows::get_slice`]).
 #[derive(Clone, Copy, Debug)]
 pub struct RowSlice<'a> {
@@ -156,8 +162,7 @@ impl<'a> RowSlice<'a> {
     /// Tiles along the row: `ceil(N / tiler[1])`.
     #[inline(always)]
     pub const fn tiles(&self) -> i64 {
-        let n = self.id.bound()[1];
-        (n + self.tiler[1] - 1) / self.tiler[1]
+        ceil_div(self.id.bound()[1], self.tiler[1])
     }
 
     /// The atom's coordinates in tile `k`, in the whole matrix (its predicates).
