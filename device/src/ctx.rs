@@ -8,6 +8,8 @@
 //! ([`AsyncCopy`](crate::mem::AsyncCopy)) where the algorithm needs them, inside ordinary loops
 //! and branches.
 
+use crate::mem::Space;
+
 /// A thread's place in the launch, and its block's shared memory.
 #[derive(Clone, Copy, Debug)]
 pub struct Ctx<S> {
@@ -37,25 +39,22 @@ pub struct Geometry {
 /// host's typed launcher (`host::gpu::Gpu::launch`), its simulated execution (`host::sim`), and
 /// the registry (the crate's `KERNELS`).
 pub trait Kernel {
-    /// The element type of the kernel's tensors.
-    type T: Copy;
     /// The element type of its shared memory (`()` when it has none).
     type Shared: Copy + Default;
-    /// The parameters with engine `E`: a `#[repr(C)]` struct of tensors and scalars, passed by
-    /// value as the kernel's one parameter.
-    type Params<E: layout_core::Engine>: Copy;
+    /// The parameters in memory space `M` ([`Space`]): a `#[repr(C)]` struct of tensors (over
+    /// `M::Global<T>` engines, of any element types) and scalars, passed by value as the
+    /// kernel's one parameter.
+    type Params<M: Space>: Copy;
     /// Checks the parameters against what the kernel needs of their layouts (ranks are in the
     /// types; e.g. equal shapes, a unit stride for 128-bit accesses), and returns them with what
     /// the kernel relies on made static (`FlatTensor::with_static_stride`). `Err` names the
     /// violated condition; the device traps on it, the host launcher refuses to launch. Mark it
     /// `#[inline(always)]`: optimized on its own before it is inlined into the entry point, its
     /// `Result` can be left in a stack frame of the kernel (RMSNorm's was, 16 bytes).
-    fn prepare<E: layout_core::Engine>(p: Self::Params<E>)
-        -> Result<Self::Params<E>, &'static str>;
+    fn prepare<M: Space>(p: Self::Params<M>) -> Result<Self::Params<M>, &'static str>;
     /// The launch for `p` on a device of `sms` multiprocessors with `smem_limit` bytes of shared
     /// memory per block.
-    fn geometry<E: layout_core::Engine>(p: &Self::Params<E>, sms: i64, smem_limit: i64)
-        -> Geometry;
+    fn geometry<M: Space>(p: &Self::Params<M>, sms: i64, smem_limit: i64) -> Geometry;
     /// Thread `c.thread` of block `c.block`, from start to end: every thread of the block runs
     /// it, and meets the others at the barriers and warp collectives of [`crate::sync`]. Its
     /// shared memory can be filled from its tensors by asynchronous copies
@@ -64,13 +63,7 @@ pub trait Kernel {
     /// # Safety
     /// `p` must be prepared, its engines must reach its tensors' memory, and `c.smem` must reach
     /// `geometry(p).smem_bytes` bytes.
-    unsafe fn thread<
-        E: crate::mem::Mem<Self::T>,
-        S: crate::mem::Mem<Self::Shared> + crate::mem::AsyncCopy<E>,
-    >(
-        p: &Self::Params<E>,
-        c: &Ctx<S>,
-    );
+    unsafe fn thread<M: Space>(p: &Self::Params<M>, c: &Ctx<M::Shared<Self::Shared>>);
 }
 
 /// A kernel's PTX entry point: the name `kernels!` (in `lib.rs`) gave an instance of a

@@ -15,7 +15,7 @@ use core::arch::asm;
 use core::arch::nvptx;
 
 use crate::ctx::Kernel;
-use crate::mem::{Gmem, Smem};
+use crate::mem::{Device, Smem};
 pub use crate::sync::*;
 
 /// `threadIdx.x`.
@@ -229,9 +229,9 @@ pub fn cp_async_wait_all() {
 /// # Safety
 /// `p` must come from the host launcher of `K`, launched with `K::geometry`.
 #[inline(always)]
-pub unsafe fn run<K: Kernel>(p: K::Params<Gmem<K::T>>) {
+pub unsafe fn run<K: Kernel>(p: K::Params<Device>) {
     let Ok(p) = K::prepare(p) else { trap() };
-    K::thread(&p, &ctx(Smem(dynamic_smem::<K::Shared>())));
+    K::thread::<Device>(&p, &ctx(Smem(dynamic_smem::<K::Shared>())));
 }
 
 /// The shared-state-space address of `p`, a generic pointer into the block's shared memory

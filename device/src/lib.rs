@@ -2,7 +2,7 @@
 //! is for rust-cuda).
 //!
 //! A kernel is declared once, as a type implementing [`ctx::Kernel`]: its by-value `Params` of
-//! tensors and scalars, `prepare` (what it needs of their layouts), `geometry` (grid, block and
+//! tensors and scalars in a memory space ([`mem::Space`]: the GPU's, or the simulated GPU's), `prepare` (what it needs of their layouts), `geometry` (grid, block and
 //! shared memory from them) and `thread`, the one function every thread of the launch runs, with
 //! barriers and warp collectives ([`sync`]) where it needs them. [`kernels!`] makes each a PTX
 //! entry point. The same function runs on the host's simulated GPU (`host::sim`): every thread of
@@ -81,7 +81,7 @@ pub mod prelude {
     pub use crate::device::*;
     pub use crate::frag::{Atom, Fragment};
     pub use crate::math::{exp, exp2, exp2_approx, fma, log2_approx, rsqrt, sqrt, LOG2_E};
-    pub use crate::mem::{AsyncCopy, Gmem, Mem, Smem, SwizzleEngine, V4};
+    pub use crate::mem::{AsyncCopy, Device, Gmem, Mem, Smem, Space, SwizzleEngine, V4};
     pub use crate::real::Real;
     pub use crate::rows::{RowSlice, Rows};
     pub use crate::stage::{Stage, Staged};
@@ -106,9 +106,7 @@ macro_rules! kernels {
             #[no_mangle]
             #[doc = concat!("The PTX entry point of `", stringify!($k), "`.")]
             pub unsafe extern "ptx-kernel" fn $name(
-                p: <$k as $crate::ctx::Kernel>::Params<
-                    $crate::mem::Gmem<<$k as $crate::ctx::Kernel>::T>,
-                >,
+                p: <$k as $crate::ctx::Kernel>::Params<$crate::mem::Device>,
             ) {
                 $crate::device::run::<$k>(p)
             }
@@ -121,9 +119,7 @@ macro_rules! kernels {
             $crate::ctx::KernelInfo {
                 name: stringify!($name),
                 param_bytes: core::mem::size_of::<
-                    <$k as $crate::ctx::Kernel>::Params<
-                        $crate::mem::Gmem<<$k as $crate::ctx::Kernel>::T>,
-                    >,
+                    <$k as $crate::ctx::Kernel>::Params<$crate::mem::Device>,
                 >(),
             },
         )*];

@@ -79,14 +79,41 @@ pub trait Mem<T: Copy>: Engine {
     fn misalignment(&self, bytes: usize) -> i64;
 }
 
-/// Asynchronous 16-byte copies into this memory (shared memory) from an engine `G` (global
-/// memory): `cp.async` on the device, where the bytes land at some point before the wait that
-/// covers them returns, and travel through no register. A thread's copies since its last
+/// Where a kernel's memory is: the engine of global memory and the engine of shared memory for
+/// each element type (CuTe's `gmem_ptr<T>` / `smem_ptr<T>`). A kernel's parameters and its
+/// thread are generic over the space ([`Kernel`](crate::ctx::Kernel)), so one function runs on
+/// the GPU ([`Device`]: device pointers) and on the host's simulated GPU (`host::sim::Sim`:
+/// checked host buffers), and its tensors may hold different element types (a GEMM's `bf16`
+/// inputs and `f32` output).
+pub trait Space: Copy + 'static {
+    /// Global memory holding `T`s.
+    type Global<T: Copy>: Mem<T>;
+    /// The block's shared memory holding `T`s, filled from [`Space::Global`] by asynchronous
+    /// copies.
+    type Shared<T: Copy>: Mem<T> + AsyncCopy<Space = Self>;
+}
+
+/// The GPU's memory: [`Gmem`] and [`Smem`], device addresses. On the host they are only carried
+/// to the launch (a host never dereferences a device address: a kernel runs on the host through
+/// the simulated GPU's space).
+#[derive(Clone, Copy, Debug)]
+pub struct Device;
+
+impl Space for Device {
+    type Global<T: Copy> = Gmem<T>;
+    type Shared<T: Copy> = Smem<T>;
+}
+
+/// Asynchronous 16-byte copies into this memory (shared memory) from its space's global memory:
+/// `cp.async` on the device, where the bytes land at some point before the wait that covers
+/// them returns, and travel through no register. A thread's copies since its last
 /// [`AsyncCopy::commit`] form its next group; [`AsyncCopy::wait_groups`] waits for all but the
 /// most recent groups. The simulated GPU lands a copy at the wait that covers it, and reports any
 /// access to its bytes while it is in flight (a missing wait, or a missing barrier after it), and
-/// a thread that ends with copies in flight.
-pub trait AsyncCopy<G> {
+/// a thread that ends with copies in flight. The mbarriers live here too.
+pub trait AsyncCopy {
+    /// The space whose global memory the copies read.
+    type Space: Space;
     /// Starts copying the 16 bytes at `src` to the 16 bytes here (`cp.async.cg.shared.global`).
     ///
     /// # Safety
@@ -94,7 +121,7 @@ pub trait AsyncCopy<G> {
     /// not be written by the launch; the 16 bytes here must not be accessed, by any thread, before
     /// this thread's wait that covers the copy (and, by another thread, a barrier after it).
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    unsafe fn copy_async_v4(&self, src: &G);
+    unsafe fn copy_async_v4<T: Copy>(&self, src: &<Self::Space as Space>::Global<T>);
     /// `cp.async.commit_group`: the thread's copies started since its last commit form a group.
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     fn commit(&self);
@@ -460,10 +487,11 @@ mod device {
         }
     }
 
-    impl<T, U> AsyncCopy<Gmem<T>> for Smem<U> {
+    impl<U> AsyncCopy for Smem<U> {
+        type Space = Device;
         /// `cp.async.cg.shared.global [here], [src], 16`.
         #[inline(always)]
-        unsafe fn copy_async_v4(&self, src: &Gmem<T>) {
+        unsafe fn copy_async_v4<T: Copy>(&self, src: &Gmem<T>) {
             cp_async_16(self.0 as *mut V4, src.0 as *const u8)
         }
         #[inline(always)]
@@ -493,6 +521,97 @@ mod device {
         #[inline(always)]
         unsafe fn mbarrier_wait(&self, parity: u32) {
             mbarrier_wait(smem_addr(self.0), parity)
+        }
+    }
+}
+
+/// [`Device`]'s engines off the GPU: device addresses, which the host carries to a launch and
+/// never dereferences (a kernel runs on the host in the simulated GPU's space, whose engines
+/// check every access). These accesses exist so that `Device` is a [`Space`] on every target;
+/// reaching one is a bug of the caller, reported as such.
+#[cfg(not(target_arch = "nvptx64"))]
+mod off_device {
+    use super::*;
+
+    #[cold]
+    #[track_caller]
+    fn no_device(what: &str) -> ! {
+        panic!(
+            "{what} through a device address on the host: kernels run on the host only in the \
+             simulated GPU's space (host::sim)"
+        )
+    }
+
+    macro_rules! no_mem {
+        ($e:ident) => {
+            impl<T: Copy> Mem<T> for $e<T> {
+                unsafe fn read(&self) -> T {
+                    no_device("a read")
+                }
+                unsafe fn write(&self, _: T) {
+                    no_device("a write")
+                }
+                unsafe fn read_v4(&self) -> V4 {
+                    no_device("a read")
+                }
+                unsafe fn write_v4(&self, _: V4) {
+                    no_device("a write")
+                }
+                fn aligned16(&self) -> bool {
+                    (self.0 as usize).is_multiple_of(16)
+                }
+                unsafe fn read_pair(&self) -> [T; 2] {
+                    no_device("a read")
+                }
+                unsafe fn write_pair(&self, _: [T; 2]) {
+                    no_device("a write")
+                }
+                fn aligned_pair(&self) -> bool {
+                    pair_aligned(self.0)
+                }
+                unsafe fn read_quad(&self) -> [T; 4] {
+                    no_device("a read")
+                }
+                unsafe fn write_quad(&self, _: [T; 4]) {
+                    no_device("a write")
+                }
+                fn aligned_quad(&self) -> bool {
+                    quad_aligned(self.0)
+                }
+                fn misalignment(&self, bytes: usize) -> i64 {
+                    misalignment(self.0, bytes)
+                }
+            }
+        };
+    }
+    no_mem!(Gmem);
+    no_mem!(Smem);
+
+    impl<U> AsyncCopy for Smem<U> {
+        type Space = Device;
+        unsafe fn copy_async_v4<T: Copy>(&self, _: &Gmem<T>) {
+            no_device("cp.async")
+        }
+        fn commit(&self) {
+            no_device("cp.async.commit_group")
+        }
+        unsafe fn wait_groups<const N: u32>(&self) {
+            no_device("cp.async.wait_group")
+        }
+        unsafe fn wait_all(&self) {
+            no_device("cp.async.wait_all")
+        }
+        unsafe fn mbarrier_init(&self, _: u32) {
+            no_device("mbarrier.init")
+        }
+        unsafe fn mbarrier_arrive(&self, _: u32) {
+            no_device("mbarrier.arrive")
+        }
+        unsafe fn mbarrier_complete_tx(&self, _: u32) {
+            no_device("mbarrier.complete_tx")
+        }
+        unsafe fn mbarrier_wait(&self, _: u32) {
+            no_device("mbarrier.try_wait")
         }
     }
 }

@@ -6,7 +6,7 @@
 //! memory again. A thread's [`Staged`] copies its atoms in and reads them back.
 
 use crate::frag::Atom;
-use crate::mem::{AsyncCopy, Mem, V4};
+use crate::mem::{AsyncCopy, Mem, Space, V4};
 use crate::real::Real;
 use crate::rows::RowSlice;
 use layout_core::{const_ok, Engine, FlatLayout, FlatTensor, ThrTensor};
@@ -120,9 +120,12 @@ impl<S: Engine> Staged<S> {
     /// 16-byte aligned.
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     #[inline(always)]
-    pub unsafe fn copy_in<E: Engine>(&self, row: &RowSlice<'_>, x: &FlatTensor<E, 2>)
-    where
-        S: AsyncCopy<E>,
+    pub unsafe fn copy_in<T: Copy>(
+        &self,
+        row: &RowSlice<'_>,
+        x: &FlatTensor<<S::Space as Space>::Global<T>, 2>,
+    ) where
+        S: AsyncCopy,
     {
         let mut k = 0;
         while k < self.staged {

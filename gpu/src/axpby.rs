@@ -13,11 +13,11 @@
 //! bit-equal.
 
 use crate::ctx::{Ctx, Geometry, Kernel};
-use crate::mem::{Mem, V4};
+use crate::mem::{Mem, Space, V4};
 use crate::real::Real;
 use layout_core::{
-    const_ok, make_coord_tensor, make_tiled_copy_tv, Engine, FlatTensor, IntTuple, Layout,
-    TiledCopy, TvCoords,
+    const_ok, make_coord_tensor, make_tiled_copy_tv, FlatTensor, IntTuple, Layout, TiledCopy,
+    TvCoords,
 };
 
 /// Threads per block.
@@ -100,12 +100,11 @@ impl<T: Real> Axpby<T> {
 }
 
 impl<T: Real> Kernel for Axpby<T> {
-    type T = T;
     type Shared = ();
-    type Params<E: Engine> = AxpbyParams<E>;
+    type Params<M: Space> = AxpbyParams<M::Global<T>>;
 
     /// `x` and `y` of one shape; any strides.
-    fn prepare<E: Engine>(p: AxpbyParams<E>) -> Result<AxpbyParams<E>, &'static str> {
+    fn prepare<M: Space>(p: Self::Params<M>) -> Result<Self::Params<M>, &'static str> {
         if p.x.shape() != p.y.shape() {
             return Err("axpby needs x and y of the same shape");
         }
@@ -113,7 +112,7 @@ impl<T: Real> Kernel for Axpby<T> {
     }
 
     /// One block per tile: `(ceil(N / 32V), ceil(M / 16))`.
-    fn geometry<E: Engine>(p: &AxpbyParams<E>, _sms: i64, _smem_limit: i64) -> Geometry {
+    fn geometry<M: Space>(p: &Self::Params<M>, _sms: i64, _smem_limit: i64) -> Geometry {
         let [rows, cols] = p.x.layout().tiles(Self::TILER);
         Geometry {
             grid: [cols, rows],
@@ -125,7 +124,7 @@ impl<T: Real> Kernel for Axpby<T> {
     /// Thread `c.thread` of block `c.block`: its atoms of the block's tile, or its elements
     /// predicated by `elem_less` where the tile is ragged or the layouts not vectorizable.
     #[inline(always)]
-    unsafe fn thread<E: Mem<T>, S: Mem<()>>(p: &AxpbyParams<E>, c: &Ctx<S>) {
+    unsafe fn thread<M: Space>(p: &Self::Params<M>, c: &Ctx<M::Shared<Self::Shared>>) {
         let () = Self::_ATOMS;
         let coord = [c.block[1], c.block[0]];
         let id = make_coord_tensor(p.x.shape());

@@ -10,10 +10,10 @@
 //! (`elem_less`).
 
 use crate::ctx::{Ctx, Geometry, Kernel};
-use crate::mem::{AsyncCopy, Mem, V4};
+use crate::mem::{Mem, Space, V4};
 use layout_core::{
-    const_ok, make_coord_tensor, make_tiled_copy_tv, tiles_of, Engine, FlatTensor, Layout,
-    TiledCopy, TvCoords,
+    const_ok, make_coord_tensor, make_tiled_copy_tv, tiles_of, FlatTensor, Layout, TiledCopy,
+    TvCoords,
 };
 
 /// Threads per block.
@@ -135,12 +135,11 @@ impl<T: Copy, const A: i64> VecCopy<T, A> {
 }
 
 impl<T: Copy, const A: i64> Kernel for VecCopy<T, A> {
-    type T = T;
     type Shared = ();
-    type Params<E: Engine> = CopyParams<E>;
+    type Params<M: Space> = CopyParams<M::Global<T>>;
 
     /// Source and destination of one length, unit strides (the atoms are 128-bit accesses).
-    fn prepare<E: Engine>(p: CopyParams<E>) -> Result<CopyParams<E>, &'static str> {
+    fn prepare<M: Space>(p: Self::Params<M>) -> Result<Self::Params<M>, &'static str> {
         if p.src.shape() != p.dst.shape() {
             return Err("copy needs a source and a destination of the same length");
         }
@@ -157,7 +156,7 @@ impl<T: Copy, const A: i64> Kernel for VecCopy<T, A> {
     /// faster than 16 blocks per multiprocessor walking several tiles each), [`RESIDENT`] of them
     /// at a time on a multiprocessor: each asks for shared memory it does not use
     /// ([`resident_smem`]).
-    fn geometry<E: Engine>(p: &CopyParams<E>, _sms: i64, smem_limit: i64) -> Geometry {
+    fn geometry<M: Space>(p: &Self::Params<M>, _sms: i64, smem_limit: i64) -> Geometry {
         Geometry {
             grid: [Self::grid(p.src.shape()[0], i64::MAX), 1],
             threads: THREADS,
@@ -167,7 +166,7 @@ impl<T: Copy, const A: i64> Kernel for VecCopy<T, A> {
 
     /// `dst = src` ([`VecCopy::copy`]).
     #[inline(always)]
-    unsafe fn thread<E: Mem<T>, S: Mem<()> + AsyncCopy<E>>(p: &CopyParams<E>, c: &Ctx<S>) {
+    unsafe fn thread<M: Space>(p: &Self::Params<M>, c: &Ctx<M::Shared<Self::Shared>>) {
         Self::copy(&p.src, &p.dst, c.block[0], c.grid[0], c.thread);
     }
 }

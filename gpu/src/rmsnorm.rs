@@ -67,14 +67,13 @@ impl<T: Real, const W: i64> RmsNorm<T, W> {
 }
 
 impl<T: Real, const W: i64> Kernel for RmsNorm<T, W> {
-    type T = T;
     type Shared = V4;
-    type Params<E: Engine> = RmsParams<E>;
+    type Params<M: Space> = RmsParams<M::Global<T>>;
 
     /// Unit column strides (made static), `x` and `y` of one shape `(M, N)`, `w` of `N`, 16-byte
     /// aligned rows, `y`'s rows disjoint, `staged` capped at the row's tiles.
     #[inline(always)]
-    fn prepare<E: Engine>(p: RmsParams<E>) -> Result<RmsParams<E>, &'static str> {
+    fn prepare<M: Space>(p: Self::Params<M>) -> Result<Self::Params<M>, &'static str> {
         let [x, y] = Self::CUT.check(p.x, p.y, true)?;
         let w = Rows::check_vector(p.w, x.shape()[1])?;
         let staged = Self::STAGE.cap(p.staged, Self::tiles(x.shape()[1]))?;
@@ -88,13 +87,13 @@ impl<T: Real, const W: i64> Kernel for RmsNorm<T, W> {
     }
 
     /// `ceil(M / ROWS)` blocks of `THREADS` threads, `staged` tiles of slots and the warps' sums.
-    fn geometry<E: Engine>(p: &RmsParams<E>, _sms: i64, _smem_limit: i64) -> Geometry {
+    fn geometry<M: Space>(p: &Self::Params<M>, _sms: i64, _smem_limit: i64) -> Geometry {
         let smem = p.staged * Self::STAGE.tile_bytes() + Self::SUMS_BYTES;
         Self::CUT.geometry(p.x.shape()[0], smem)
     }
 
     #[inline(always)]
-    unsafe fn thread<E: Mem<T>, S: Mem<V4> + AsyncCopy<E>>(p: &RmsParams<E>, c: &Ctx<S>) {
+    unsafe fn thread<M: Space>(p: &Self::Params<M>, c: &Ctx<M::Shared<Self::Shared>>) {
         let row = Self::CUT.get_slice(c.block[0], c.thread, p.x.shape());
         let (st, s, tiles) = (
             Self::STAGE.of(c.smem, c.thread, p.staged),

@@ -30,7 +30,7 @@
 //! from the pair boundary at or below its first column, and writes each window as pairs.
 
 use crate::ctx::{Ctx, Geometry, Kernel};
-use crate::mem::{Mem, SwizzleEngine};
+use crate::mem::{Mem, Space, SwizzleEngine};
 use crate::sync::sync_threads;
 use core::marker::PhantomData;
 use layout_core::{
@@ -387,20 +387,19 @@ pub const PLAN8: TvCoords<2> = const_ok!(TvCoords::new(
 ));
 
 impl<T: Copy + Default, S: SmemTile<T>, const LED: bool> Kernel for Transpose<T, S, LED> {
-    type T = T;
     type Shared = T;
-    type Params<E: Engine> = TransposeParams<E>;
+    type Params<M: Space> = TransposeParams<M::Global<T>>;
 
     /// `dst`'s shape is `src`'s transposed; unit strides along the rows (mode 1) of both, where a
     /// warp's 32 accesses are consecutive. Any row stride.
-    fn prepare<E: Engine>(p: TransposeParams<E>) -> Result<TransposeParams<E>, &'static str> {
+    fn prepare<M: Space>(p: Self::Params<M>) -> Result<Self::Params<M>, &'static str> {
         prepare(p)
     }
 
     /// A block per input tile, `(ceil(cols / 64), ceil(rows / 64))`, of [`THREADS`] threads with
     /// the shared tile — led (`LED`), `ceil((rows + LEAD) / 64)` tiles along the rows (the
     /// windows shift back by up to a sector) and the led tile.
-    fn geometry<E: Engine>(p: &TransposeParams<E>, _sms: i64, _smem_limit: i64) -> Geometry {
+    fn geometry<M: Space>(p: &Self::Params<M>, _sms: i64, _smem_limit: i64) -> Geometry {
         let [rows, cols] = p.src.shape();
         let [tr, tc] = Self::tiles([if LED { rows + Self::LEAD } else { rows }, cols]);
         let elems = if LED { Self::ELEMS_LED } else { S::ELEMS };
@@ -414,7 +413,7 @@ impl<T: Copy + Default, S: SmemTile<T>, const LED: bool> Kernel for Transpose<T,
     /// The input tile into the shared tile; after the barrier, the output tile from the shared
     /// tile (led: [`Transpose::led_rows_in`], [`Transpose::aligned_rows_out`]).
     #[inline(always)]
-    unsafe fn thread<E: Mem<T>, M: Mem<T>>(p: &TransposeParams<E>, c: &Ctx<M>) {
+    unsafe fn thread<M: Space>(p: &Self::Params<M>, c: &Ctx<M::Shared<Self::Shared>>) {
         let smem = |l| FlatTensor::new(S::engine(c.smem), l);
         if LED {
             Self::led_rows_in(p, c, &smem(Self::SMEM_LED));
@@ -424,7 +423,9 @@ impl<T: Copy + Default, S: SmemTile<T>, const LED: bool> Kernel for Transpose<T,
         }
         let thr = PLAN.get_slice(c.thread);
         let [bx, by] = c.block;
-        let id = |t: &FlatTensor<E, 2>, at| make_coord_tensor(t.shape()).local_tile(TILER, at);
+        let id = |t: &FlatTensor<M::Global<T>, 2>, at| {
+            make_coord_tensor(t.shape()).local_tile(TILER, at)
+        };
         let (src, dst) = (
             p.src.local_tile(TILER, [by, bx]),
             p.dst.local_tile(TILER, [bx, by]),
@@ -652,21 +653,20 @@ impl<T: Copy + Default> TransposePairsLed<T> {
 }
 
 impl<T: Copy + Default> Kernel for TransposePairsLed<T> {
-    type T = T;
     type Shared = T;
-    type Params<P: Engine> = TransposeParams<P>;
+    type Params<M: Space> = TransposeParams<M::Global<T>>;
 
     /// As [`Transpose`]'s.
-    fn prepare<P: Engine>(p: TransposeParams<P>) -> Result<TransposeParams<P>, &'static str> {
+    fn prepare<M: Space>(p: Self::Params<M>) -> Result<Self::Params<M>, &'static str> {
         prepare(p)
     }
 
     /// The led transposes' grid (`ceil((rows + LEAD) / 64)` tiles along the rows), with the led
     /// tile of [`ELEMS`](Self::ELEMS) elements.
-    fn geometry<P: Engine>(p: &TransposeParams<P>, sms: i64, smem_limit: i64) -> Geometry {
+    fn geometry<M: Space>(p: &Self::Params<M>, sms: i64, smem_limit: i64) -> Geometry {
         Geometry {
             smem_bytes: Self::ELEMS * core::mem::size_of::<T>() as i64,
-            ..Led::<T>::geometry(p, sms, smem_limit)
+            ..Led::<T>::geometry::<M>(p, sms, smem_limit)
         }
     }
 
@@ -675,7 +675,7 @@ impl<T: Copy + Default> Kernel for TransposePairsLed<T> {
     /// the output windows as pairs ([`TransposePairsLed::pair_rows_out`]) in a block whose
     /// windows lie inside the output, else element by element ([`Transpose::aligned_rows_out`]).
     #[inline(always)]
-    unsafe fn thread<P: Mem<T>, M: Mem<T>>(p: &TransposeParams<P>, c: &Ctx<M>) {
+    unsafe fn thread<M: Space>(p: &Self::Params<M>, c: &Ctx<M::Shared<Self::Shared>>) {
         let () = Self::_SHAPE;
         let (first, a, tile) = Self::led_tile(p, c);
         // the block's 64 columns: tile columns 1 .. 65
@@ -843,25 +843,24 @@ fn tile_grid<T, E: Engine>(p: &TransposeParams<E>, tiler: [i64; 2], elems: i64) 
 }
 
 impl<T: Copy + Default> Kernel for TransposePairs<T> {
-    type T = T;
     type Shared = T;
-    type Params<E: Engine> = TransposeParams<E>;
+    type Params<M: Space> = TransposeParams<M::Global<T>>;
 
     /// As [`Transpose`]'s: `dst` of `src`'s shape transposed, unit strides along the rows.
-    fn prepare<E: Engine>(p: TransposeParams<E>) -> Result<TransposeParams<E>, &'static str> {
+    fn prepare<M: Space>(p: Self::Params<M>) -> Result<Self::Params<M>, &'static str> {
         prepare(p)
     }
 
     /// As [`Transpose`]'s, with the shared tile of pairs.
-    fn geometry<E: Engine>(p: &TransposeParams<E>, _sms: i64, _smem_limit: i64) -> Geometry {
-        tile_grid::<T, E>(p, TILER, Self::ELEMS)
+    fn geometry<M: Space>(p: &Self::Params<M>, _sms: i64, _smem_limit: i64) -> Geometry {
+        tile_grid::<T, M::Global<T>>(p, TILER, Self::ELEMS)
     }
 
     /// The input tile's pairs into the shared tile; after the barrier, each thread's four 2x2
     /// blocks from the shared tile, transposed, into the output tile. A tile that cannot move as
     /// pairs moves element by element ([`TransposePairs::elements`]).
     #[inline(always)]
-    unsafe fn thread<E: Mem<T>, M: Mem<T>>(p: &TransposeParams<E>, c: &Ctx<M>) {
+    unsafe fn thread<M: Space>(p: &Self::Params<M>, c: &Ctx<M::Shared<Self::Shared>>) {
         let [bx, by] = c.block;
         let src = p.src.local_tile(TILER, [by, bx]);
         let dst = p.dst.local_tile(TILER, [bx, by]);
@@ -874,7 +873,7 @@ impl<T: Copy + Default> Kernel for TransposePairs<T> {
         }
         let smem = FlatTensor::new(c.smem, PAIR_SMEM);
         // a whole 64x64 tile: 64 rows of 32 pairs (64 is even)
-        let pairs = |t: &FlatTensor<E, 2>| t.pairs_along(1).unwrap_unchecked();
+        let pairs = |t: &FlatTensor<M::Global<T>, 2>| t.pairs_along(1).unwrap_unchecked();
         let thr = PAIR_IN.get_slice(c.thread);
         let t_s = thr.partition_S(&pairs(&src));
         let mut r = [[T::default(); 2]; 8];
@@ -1070,25 +1069,24 @@ impl<T: Copy + Default, const E: i64> TransposeQuads<T, E> {
 }
 
 impl<T: Copy + Default, const E: i64> Kernel for TransposeQuads<T, E> {
-    type T = T;
     type Shared = T;
-    type Params<P: Engine> = TransposeParams<P>;
+    type Params<M: Space> = TransposeParams<M::Global<T>>;
 
     /// As [`Transpose`]'s: `dst` of `src`'s shape transposed, unit strides along the rows.
-    fn prepare<P: Engine>(p: TransposeParams<P>) -> Result<TransposeParams<P>, &'static str> {
+    fn prepare<M: Space>(p: Self::Params<M>) -> Result<Self::Params<M>, &'static str> {
         prepare(p)
     }
 
     /// A block per `E x E` input tile, with the swizzled tile (or the padded ones).
-    fn geometry<P: Engine>(p: &TransposeParams<P>, _sms: i64, _smem_limit: i64) -> Geometry {
-        tile_grid::<T, P>(p, Self::TILER, Self::ELEMS)
+    fn geometry<M: Space>(p: &Self::Params<M>, _sms: i64, _smem_limit: i64) -> Geometry {
+        tile_grid::<T, M::Global<T>>(p, Self::TILER, Self::ELEMS)
     }
 
     /// The input tile's quads into the shared tile; after the barrier, each thread's 4x4 blocks
     /// from the shared tile, transposed, into the output tile. A tile that cannot move as quads
     /// moves element by element ([`TransposeQuads::elements`]).
     #[inline(always)]
-    unsafe fn thread<P: Mem<T>, M: Mem<T>>(p: &TransposeParams<P>, c: &Ctx<M>) {
+    unsafe fn thread<M: Space>(p: &Self::Params<M>, c: &Ctx<M::Shared<Self::Shared>>) {
         let () = Self::_SHAPE;
         let [bx, by] = c.block;
         let src = p.src.local_tile(Self::TILER, [by, bx]);
@@ -1099,7 +1097,7 @@ impl<T: Copy + Default, const E: i64> Kernel for TransposeQuads<T, E> {
             return;
         }
         // a whole tile: E rows of E / 4 quads (E is a multiple of 4)
-        let quads = |t: &FlatTensor<P, 2>| t.vectors_along(1, 4).unwrap_unchecked();
+        let quads = |t: &FlatTensor<M::Global<T>, 2>| t.vectors_along(1, 4).unwrap_unchecked();
         let smem = Self::smem(c.smem, Self::SMEM)
             .vectors_along(1, 4)
             .unwrap_unchecked();

@@ -1,12 +1,13 @@
 //! The element types the kernels move: `f32`, `f16`, `bf16`.
 
 use crate::exec::HostMem;
+use crate::sim::Sim;
 use half::{bf16, f16};
 use std::marker::PhantomData;
 use tessel_gpu::copy::{CopyParams, VecCopy};
 use tessel_gpu::ctx::Entry;
 use tessel_gpu::ctx::Kernel;
-use tessel_gpu::mem::Gmem;
+use tessel_gpu::mem::{Device, Gmem};
 use tessel_gpu::rmsnorm::{RmsNorm, RmsParams};
 use tessel_gpu::transpose::{
     Padded, SmemTile, Swizzled, Transpose, TransposePairs, TransposePairsLed, TransposeParams,
@@ -20,7 +21,7 @@ pub trait Elem:
     /// `f32`, `f16` or `bf16`, as the kernels' names end.
     const NAME: &'static str;
     /// The copy kernel of this type (`tessel_gpu::kernels!` declares one per type).
-    type Copy: Entry<T = Self, Params<Gmem<Self>> = CopyParams<Gmem<Self>>>;
+    type Copy: Entry<Params<Device> = CopyParams<Gmem<Self>>>;
     /// The transpose of this type through the padded shared tile.
     type TransposePad: TransposeKernel<Self>;
     /// The transpose of this type through the swizzled shared tile.
@@ -130,13 +131,12 @@ impl Elem for bf16 {
 /// A transpose kernel of `T`: its parameters are [`TransposeParams`] over device memory (the
 /// launch) and over host memory (the host execution).
 pub trait TransposeKernel<T>:
-    Entry<T = T, Params<Gmem<T>> = TransposeParams<Gmem<T>>>
-    + Kernel<Params<HostMem<T>> = TransposeParams<HostMem<T>>>
+    Entry<Params<Device> = TransposeParams<Gmem<T>>> + Kernel<Params<Sim> = TransposeParams<HostMem<T>>>
 {
 }
 impl<T, K> TransposeKernel<T> for K where
-    K: Entry<T = T, Params<Gmem<T>> = TransposeParams<Gmem<T>>>
-        + Kernel<Params<HostMem<T>> = TransposeParams<HostMem<T>>>
+    K: Entry<Params<Device> = TransposeParams<Gmem<T>>>
+        + Kernel<Params<Sim> = TransposeParams<HostMem<T>>>
 {
 }
 

@@ -7,7 +7,7 @@
 use crate::elem::Elem;
 use crate::elem::TransposeTile;
 pub use crate::sim::HostMem;
-use crate::sim::{self, Options};
+use crate::sim::{self, Options, Sim};
 use layout_core::{Engine, FlatLayout, FlatTensor};
 use tessel_gpu::axpby::{Axpby, AxpbyParams};
 use tessel_gpu::copy;
@@ -39,7 +39,7 @@ impl<T> Run<T> {
 /// Runs kernel `K` over `geometry` on the simulated GPU ([`sim::launch`], the schedule of
 /// [`Options::default`]); a fault the simulator finds in one of tessel's kernels is a bug, and
 /// panics with its report. `p` must be prepared.
-pub fn run<K: Kernel>(p: &K::Params<HostMem<K::T>>, geometry: Geometry) {
+pub fn run<K: Kernel>(p: &K::Params<Sim>, geometry: Geometry) {
     if let Err(e) = sim::launch::<K>(p, geometry, Options::default()) {
         panic!("the simulated GPU: {e}");
     }
@@ -57,7 +57,7 @@ pub fn axpby<T: Copy + Real>(
     beta: f32,
 ) -> Result<Run<T>, String>
 where
-    Axpby<T>: Kernel<T = T, Shared = (), Params<HostMem<T>> = AxpbyParams<HostMem<T>>>,
+    Axpby<T>: Kernel<Shared = (), Params<Sim> = AxpbyParams<HostMem<T>>>,
 {
     let mut xin = x.0.to_vec();
     let mut xreads = vec![0u32; xin.len()];
@@ -75,8 +75,8 @@ where
             beta,
         }
     };
-    let p = Axpby::<T>::prepare::<HostMem<T>>(p).map_err(str::to_string)?;
-    run::<Axpby<T>>(&p, Axpby::<T>::geometry::<HostMem<T>>(&p, 132, 0));
+    let p = Axpby::<T>::prepare::<Sim>(p).map_err(str::to_string)?;
+    run::<Axpby<T>>(&p, Axpby::<T>::geometry::<Sim>(&p, 132, 0));
     assert!(xreads.iter().all(|&r| r == 0), "axpby wrote x");
     sim::written_once(&mut writes);
     Ok(Run { out, writes })
@@ -118,9 +118,9 @@ pub fn copy<T: Copy + Default>(src: &[T], grid: i64, poison: T) -> Run<T> {
 
 /// `K`'s `prepare`, `geometry` (for an H100: 132 SMs, 227 KiB of shared memory a block) and
 /// [`run`] of `p`, or `prepare`'s refusal.
-fn run_prepared<K: Kernel>(p: K::Params<HostMem<K::T>>) -> Result<(), &'static str> {
-    let p = K::prepare::<HostMem<K::T>>(p)?;
-    let g = K::geometry::<HostMem<K::T>>(&p, 132, 232_448);
+fn run_prepared<K: Kernel>(p: K::Params<Sim>) -> Result<(), &'static str> {
+    let p = K::prepare::<Sim>(p)?;
+    let g = K::geometry::<Sim>(&p, 132, 232_448);
     run::<K>(&p, g);
     Ok(())
 }
@@ -202,8 +202,8 @@ pub fn rmsnorm_strided<T: Elem + Real>(
     poison: T,
 ) -> Result<Run<T>, &'static str> {
     fn go<T: Real, const W: i64>(p: RmsParams<HostMem<T>>) -> Result<(), &'static str> {
-        let p = RmsNorm::<T, W>::prepare(p)?;
-        run::<RmsNorm<T, W>>(&p, RmsNorm::<T, W>::geometry(&p, 132, i64::MAX));
+        let p = RmsNorm::<T, W>::prepare::<Sim>(p)?;
+        run::<RmsNorm<T, W>>(&p, RmsNorm::<T, W>::geometry::<Sim>(&p, 132, i64::MAX));
         Ok(())
     }
     assert!(

@@ -19,7 +19,7 @@ use tessel_gpu::ctx::{Entry, Geometry, KernelInfo};
 
 pub use crate::module::Module;
 use crate::tune::{fewest_smem, CopyConfig, RmsConfig, TransposeConfig, VEC_ATOMS};
-use tessel_gpu::mem::Gmem;
+use tessel_gpu::mem::{Device, Gmem};
 use tessel_gpu::rmsnorm::RmsParams;
 use tessel_gpu::transpose::TransposeParams;
 
@@ -605,7 +605,7 @@ impl Gpu {
     /// against what the kernel needs (an error names the condition), takes the grid, block and
     /// shared memory from the kernel's layouts (`Kernel::geometry`) and checks them against the
     /// device's limits.
-    pub fn launch<K: Entry>(&self, p: K::Params<Gmem<K::T>>) -> Result<()> {
+    pub fn launch<K: Entry>(&self, p: K::Params<Device>) -> Result<()> {
         let (p, g) = crate::module::prepare::<K>(p, i64::from(self.sms), self.rmsnorm_smem)?;
         self.launch_entry(K::NAME, g, p)
     }
@@ -895,7 +895,7 @@ impl Gpu {
         beta: f32,
     ) -> Result<()>
     where
-        Axpby<T>: Entry<T = T, Params<Gmem<T>> = AxpbyParams<Gmem<T>>>,
+        Axpby<T>: Entry<Params<Device> = AxpbyParams<Gmem<T>>>,
     {
         self.launch::<Axpby<T>>(AxpbyParams {
             x: x.param("x")?,
@@ -950,7 +950,7 @@ impl Gpu {
     /// raised to [`fewest_smem`] for `resident` where that is not 0.
     fn launch_config<K: Entry>(
         &self,
-        p: K::Params<Gmem<K::T>>,
+        p: K::Params<Device>,
         [carveout, resident]: [i64; 2],
     ) -> Result<()> {
         let (p, mut g) = crate::module::prepare::<K>(p, i64::from(self.sms), self.rmsnorm_smem)?;

@@ -9,7 +9,7 @@ use layout_core::{FlatLayout, Layout};
 use tessel_gpu::axpby::{Axpby, AxpbyParams};
 use tessel_gpu::copy::VecCopy;
 use tessel_gpu::ctx::{Entry, Kernel};
-use tessel_gpu::mem::Gmem;
+use tessel_gpu::mem::{Device, Gmem};
 use tessel_gpu::real::Real;
 
 use crate::elem::{Elem, RmsElem, Rng, TransposeTile};
@@ -503,8 +503,8 @@ pub fn run_axpby<T: Elem + Real>(
     rng: &mut Rng,
 ) -> Result<Vec<Verdict>>
 where
-    Axpby<T>: Entry<T = T, Shared = (), Params<Gmem<T>> = AxpbyParams<Gmem<T>>>,
-    Axpby<T>: Kernel<Params<exec::HostMem<T>> = AxpbyParams<exec::HostMem<T>>>,
+    Axpby<T>: Entry<Shared = (), Params<Device> = AxpbyParams<Gmem<T>>>,
+    Axpby<T>: Kernel<Params<crate::sim::Sim> = AxpbyParams<exec::HostMem<T>>>,
 {
     if m == 0 || n == 0 {
         return Err(GpuError::Invalid("axpby needs M, N >= 1".into()));
@@ -590,7 +590,7 @@ pub fn bench_axpby<T: Elem + Real>(
     rng: &mut Rng,
 ) -> Result<Timing>
 where
-    Axpby<T>: Entry<T = T, Shared = (), Params<Gmem<T>> = AxpbyParams<Gmem<T>>>,
+    Axpby<T>: Entry<Shared = (), Params<Device> = AxpbyParams<Gmem<T>>>,
 {
     let l = row_major(m as i64, n as i64)?;
     let x = g.upload(&rng.fill::<T>(m * n), l)?;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaFunction, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg};
 use tessel_gpu::ctx::{Entry, Geometry, KernelInfo};
-use tessel_gpu::mem::Gmem;
+use tessel_gpu::mem::Device;
 
 use crate::gpu::{Context, GpuError, Result};
 
@@ -48,7 +48,7 @@ impl Module {
     /// parameters (an error names the condition), `K::geometry` gives the grid, block and shared
     /// memory, checked against the device's limits. Asynchronous: errors the kernel raises
     /// surface at the next [`Gpu::sync`](crate::gpu::Gpu::sync) or download.
-    pub fn launch<K: Entry>(&self, p: K::Params<Gmem<K::T>>) -> Result<()> {
+    pub fn launch<K: Entry>(&self, p: K::Params<Device>) -> Result<()> {
         let (p, g) = prepare::<K>(p, self.sms, self.smem_limit)?;
         let f = self.functions.get(K::NAME).ok_or_else(|| {
             GpuError::Invalid(format!(
@@ -79,25 +79,25 @@ impl Module {
 
     /// The launch `K` would get for `p`: its prepared parameters' geometry (for reports, and to
     /// run the host execution over the same grid).
-    pub fn geometry<K: Entry>(&self, p: K::Params<Gmem<K::T>>) -> Result<Geometry> {
+    pub fn geometry<K: Entry>(&self, p: K::Params<Device>) -> Result<Geometry> {
         prepare::<K>(p, self.sms, self.smem_limit).map(|(_, g)| g)
     }
 }
 
 /// A kernel's parameters over global memory, as its entry point takes them.
-pub type DeviceParams<K> =
-    <K as tessel_gpu::ctx::Kernel>::Params<Gmem<<K as tessel_gpu::ctx::Kernel>::T>>;
+pub type DeviceParams<K> = <K as tessel_gpu::ctx::Kernel>::Params<Device>;
 
 /// `K::prepare(p)` and `K::geometry` on a device of `sms` multiprocessors allowing `smem_limit`
 /// bytes of shared memory per block; `Err` names the condition the parameters or the launch
 /// break.
 pub(crate) fn prepare<K: Entry>(
-    p: K::Params<Gmem<K::T>>,
+    p: K::Params<Device>,
     sms: i64,
     smem_limit: i64,
 ) -> Result<(DeviceParams<K>, Geometry)> {
-    let p = K::prepare(p).map_err(|why| GpuError::Invalid(format!("{}: {why}", K::NAME)))?;
-    let g = K::geometry(&p, sms, smem_limit);
+    let p =
+        K::prepare::<Device>(p).map_err(|why| GpuError::Invalid(format!("{}: {why}", K::NAME)))?;
+    let g = K::geometry::<Device>(&p, sms, smem_limit);
     check_geometry(K::NAME, &g, smem_limit)?;
     Ok((p, g))
 }

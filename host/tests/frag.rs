@@ -5,11 +5,11 @@
 //! access past the buffers' ends), and the sums count the fills.
 
 use half::bf16;
-use host::sim::{self, HostMem, Options};
-use layout_core::{make_coord_tensor, Engine, FlatLayout, FlatTensor};
+use host::sim::{self, HostMem, Options, Sim};
+use layout_core::{make_coord_tensor, FlatLayout, FlatTensor};
 use tessel_gpu::ctx::{Ctx, Geometry, Kernel};
 use tessel_gpu::frag::Atom;
-use tessel_gpu::mem::{AsyncCopy, Mem, V4};
+use tessel_gpu::mem::{Mem, Space, V4};
 use tessel_gpu::rows::Rows;
 
 const CUT: Rows = Rows::new(1, 16);
@@ -26,13 +26,12 @@ struct Params<E> {
 struct Double;
 
 impl Kernel for Double {
-    type T = bf16;
     type Shared = V4;
-    type Params<E: Engine> = Params<E>;
-    fn prepare<E: Engine>(p: Params<E>) -> Result<Params<E>, &'static str> {
+    type Params<M: Space> = Params<M::Global<bf16>>;
+    fn prepare<M: Space>(p: Self::Params<M>) -> Result<Self::Params<M>, &'static str> {
         Ok(p)
     }
-    fn geometry<E: Engine>(p: &Params<E>, _: i64, _: i64) -> Geometry {
+    fn geometry<M: Space>(p: &Self::Params<M>, _: i64, _: i64) -> Geometry {
         let grid = [p.x.layout().tiles(CUT.tiler)[0], 1];
         Geometry {
             grid,
@@ -40,7 +39,7 @@ impl Kernel for Double {
             smem_bytes: 0,
         }
     }
-    unsafe fn thread<E: Mem<bf16>, S: Mem<V4> + AsyncCopy<E>>(p: &Params<E>, c: &Ctx<S>) {
+    unsafe fn thread<M: Space>(p: &Self::Params<M>, c: &Ctx<M::Shared<Self::Shared>>) {
         let (b, t) = (c.block[0], c.thread);
         let thr = CUT.plan.get_slice(t);
         let id = make_coord_tensor(p.x.shape());
@@ -84,7 +83,7 @@ fn predicated_fragments_fill_outside_and_write_inside_once() {
             z: FlatTensor::new(HostMem::new(&mut z, &mut zw).once(), lz),
         }
     };
-    sim::launch::<Double>(&p, Double::geometry(&p, 1, 0), Options { seed: 3 }).unwrap();
+    sim::launch::<Double>(&p, Double::geometry::<Sim>(&p, 1, 0), Options { seed: 3 }).unwrap();
     assert!(xr.iter().all(|&w| w == 0), "x written");
     for (i, v) in y.iter().enumerate() {
         assert_eq!(v.to_f32(), 2.0 * want_x[i].to_f32(), "y[{i}]");

@@ -5,10 +5,10 @@
 //! mbarrier, correct, with a wrong transaction count, and without its wait. A failing schedule
 //! replays from its seed; a correct kernel gives the same result under every seed.
 
-use host::sim::{self, HostMem, Options, SimError};
+use host::sim::{self, HostMem, Options, Sim, SimError};
 use layout_core::{Engine, FlatLayout, FlatTensor};
 use tessel_gpu::ctx::{Ctx, Geometry, Kernel};
-use tessel_gpu::mem::{AsyncCopy, Mem, V4};
+use tessel_gpu::mem::{AsyncCopy, Mem, Space, V4};
 use tessel_gpu::sync::{sync_threads, warp_sum};
 
 /// Threads of the block.
@@ -46,16 +46,15 @@ const OUTSIDE: u8 = 6;
 struct Rotate<const FAULT: u8, const ASYNC: bool>;
 
 impl<const FAULT: u8, const ASYNC: bool> Kernel for Rotate<FAULT, ASYNC> {
-    type T = f32;
     type Shared = V4;
-    type Params<E: Engine> = Params<E>;
-    fn prepare<E: Engine>(p: Params<E>) -> Result<Params<E>, &'static str> {
+    type Params<M: Space> = Params<M::Global<f32>>;
+    fn prepare<M: Space>(p: Self::Params<M>) -> Result<Self::Params<M>, &'static str> {
         Ok(p)
     }
-    fn geometry<E: Engine>(_: &Params<E>, _: i64, _: i64) -> Geometry {
+    fn geometry<M: Space>(_: &Self::Params<M>, _: i64, _: i64) -> Geometry {
         one_block(16 * THREADS)
     }
-    unsafe fn thread<E: Mem<f32>, S: Mem<V4> + AsyncCopy<E>>(p: &Params<E>, c: &Ctx<S>) {
+    unsafe fn thread<M: Space>(p: &Self::Params<M>, c: &Ctx<M::Shared<Self::Shared>>) {
         let t = c.thread;
         let slot = |i: i64| c.smem.advance(i % THREADS);
         let x = p.x.engine().advance(4 * t);
@@ -96,7 +95,7 @@ impl<const FAULT: u8, const ASYNC: bool> Kernel for Rotate<FAULT, ASYNC> {
 /// second write of an element is a fault) and the launch's result.
 fn launch<K>(x: &[f32], seed: u64) -> (Vec<f32>, Result<(), SimError>)
 where
-    K: Kernel<T = f32, Params<HostMem<f32>> = Params<HostMem<f32>>>,
+    K: Kernel<Params<Sim> = Params<HostMem<f32>>>,
 {
     let n = x.len();
     let mut x = x.to_vec();
@@ -110,7 +109,7 @@ where
             y: FlatTensor::new(HostMem::new(&mut y, &mut yw).once(), l),
         }
     };
-    let r = sim::launch::<K>(&p, K::geometry::<HostMem<f32>>(&p, 1, 0), Options { seed });
+    let r = sim::launch::<K>(&p, K::geometry::<Sim>(&p, 1, 0), Options { seed });
     (y, r)
 }
 
@@ -255,16 +254,15 @@ fn a_failing_seed_replays_and_names_itself() {
 struct Halves<const CROSS: bool>;
 
 impl<const CROSS: bool> Kernel for Halves<CROSS> {
-    type T = f32;
     type Shared = f32;
-    type Params<E: Engine> = Params<E>;
-    fn prepare<E: Engine>(p: Params<E>) -> Result<Params<E>, &'static str> {
+    type Params<M: Space> = Params<M::Global<f32>>;
+    fn prepare<M: Space>(p: Self::Params<M>) -> Result<Self::Params<M>, &'static str> {
         Ok(p)
     }
-    fn geometry<E: Engine>(_: &Params<E>, _: i64, _: i64) -> Geometry {
+    fn geometry<M: Space>(_: &Self::Params<M>, _: i64, _: i64) -> Geometry {
         one_block(4 * THREADS)
     }
-    unsafe fn thread<E: Mem<f32>, S: Mem<f32> + AsyncCopy<E>>(p: &Params<E>, c: &Ctx<S>) {
+    unsafe fn thread<M: Space>(p: &Self::Params<M>, c: &Ctx<M::Shared<Self::Shared>>) {
         let t = c.thread;
         c.smem.advance(t).write(p.x.engine().advance(t).read()); // site: HALF_STAGE
         let half = t / 64;
@@ -319,20 +317,19 @@ const NO_MBAR_WAIT: u8 = 2;
 struct Handoff<const FAULT: u8>;
 
 impl<const FAULT: u8> Kernel for Handoff<FAULT> {
-    type T = f32;
     type Shared = f32;
-    type Params<E: Engine> = Params<E>;
-    fn prepare<E: Engine>(p: Params<E>) -> Result<Params<E>, &'static str> {
+    type Params<M: Space> = Params<M::Global<f32>>;
+    fn prepare<M: Space>(p: Self::Params<M>) -> Result<Self::Params<M>, &'static str> {
         Ok(p)
     }
-    fn geometry<E: Engine>(_: &Params<E>, _: i64, _: i64) -> Geometry {
+    fn geometry<M: Space>(_: &Self::Params<M>, _: i64, _: i64) -> Geometry {
         Geometry {
             grid: [1, 1],
             threads: 64,
             smem_bytes: 8 + 4 * 32,
         }
     }
-    unsafe fn thread<E: Mem<f32>, S: Mem<f32> + AsyncCopy<E>>(p: &Params<E>, c: &Ctx<S>) {
+    unsafe fn thread<M: Space>(p: &Self::Params<M>, c: &Ctx<M::Shared<Self::Shared>>) {
         let (t, bar) = (c.thread, c.smem);
         let slot = |i: i64| c.smem.advance(2 + i);
         if t == 0 {

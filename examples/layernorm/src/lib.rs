@@ -26,8 +26,7 @@ impl Dtype for bf16 {
 /// A LayerNorm kernel for `T` (one of the `W`s the kernel crate builds), as the GPU and the
 /// simulated GPU take it.
 pub trait Norm<T: Dtype>:
-    Entry<T = T, Params<Gmem<T>> = LayerNormParams<Gmem<T>>>
-    + Kernel<T = T, Params<HostMem<T>> = LayerNormParams<HostMem<T>>>
+    Entry<Params<Device> = LayerNormParams<Gmem<T>>> + Kernel<Params<Sim> = LayerNormParams<HostMem<T>>>
 {
     /// Tiles to stage for rows of `n` in `smem` bytes per block.
     fn staged_for(n: i64, smem: i64) -> i64;
@@ -122,8 +121,8 @@ pub fn host_execution<T: Dtype, K: Norm<T>>(
             staged,
         }
     };
-    let p = K::prepare::<HostMem<T>>(p).map_err(str::to_string)?;
-    let g = K::geometry::<HostMem<T>>(&p, 132, 0);
+    let p = K::prepare::<Sim>(p).map_err(str::to_string)?;
+    let g = K::geometry::<Sim>(&p, 132, 0);
     sim::launch::<K>(&p, g, sim::Options::default()).map_err(|e| e.to_string())?;
     if reads.iter().flatten().any(|&r| r != 0) {
         return Err("the kernel wrote an input".into());

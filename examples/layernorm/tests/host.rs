@@ -93,7 +93,7 @@ fn bad_parameters_are_named() {
         eps: 1e-5,
         staged,
     };
-    let err = |p| <LayerNorm<f32, 4> as Kernel>::prepare::<HostMem<f32>>(p).unwrap_err();
+    let err = |p| <LayerNorm<f32, 4> as Kernel>::prepare::<Sim>(p).unwrap_err();
     assert!(err(p(l(4, 8, 8), l(8, 4, 4), 8, 0)).contains("same shape"));
     assert!(err(p(l(4, 8, 8), l(4, 8, 8), 4, 0)).contains("(w, b) of N elements"));
     assert!(err(p(l(2, 6, 6), l(2, 6, 6), 6, 0)).contains("vector width"));

@@ -11,8 +11,8 @@ pub const PTX: &[(&str, &str)] = include_ptx!("softmax_kernels");
 /// An element type the example runs: `f32`, `bf16` or `f16`.
 pub trait Dtype: Elem + Real {
     /// Its softmax kernel, as the GPU and the host execution take it.
-    type K: Entry<T = Self, Params<Gmem<Self>> = SoftmaxParams<Gmem<Self>>>
-        + Kernel<T = Self, Params<HostMem<Self>> = SoftmaxParams<HostMem<Self>>>;
+    type K: Entry<Params<Device> = SoftmaxParams<Gmem<Self>>>
+        + Kernel<Params<Sim> = SoftmaxParams<HostMem<Self>>>;
     /// Bits of its significand after the point (23, 7, 10): one ulp is `2^-MANT` relative.
     const MANT: i32;
     /// The absolute error allowed besides the relative one: `2^-126` where the device flushes
@@ -91,8 +91,8 @@ pub fn host_execution<T: Dtype>(
             staged,
         }
     };
-    let p = T::K::prepare::<HostMem<T>>(p).map_err(str::to_string)?;
-    let g = T::K::geometry::<HostMem<T>>(&p, 132, 0);
+    let p = T::K::prepare::<Sim>(p).map_err(str::to_string)?;
+    let g = T::K::geometry::<Sim>(&p, 132, 0);
     sim::launch::<T::K>(&p, g, sim::Options::default()).map_err(|e| e.to_string())?;
     if reads.iter().any(|&r| r != 0) {
         return Err("the kernel wrote x".into());

@@ -89,7 +89,7 @@ fn bad_parameters_are_named() {
         y: FlatTensor::new(y, ly),
         staged,
     };
-    let err = |p| <Softmax<f32> as Kernel>::prepare::<HostMem<f32>>(p).unwrap_err();
+    let err = |p| <Softmax<f32> as Kernel>::prepare::<Sim>(p).unwrap_err();
     assert!(err(p(l(4, 8, 8), l(8, 4, 4), 0)).contains("same shape"));
     assert!(err(p(l(4, 8, 8), l(4, 8, 4), 0)).contains("not to overlap"));
     assert!(err(p(l(4, 8, 8), l(4, 8, 8), -1)).contains("Stage::MAX"));

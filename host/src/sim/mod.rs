@@ -37,6 +37,17 @@ use schedule::Schedule;
 use std::cell::RefCell;
 use std::fmt;
 use tessel_gpu::ctx::{Ctx, Geometry, Kernel};
+use tessel_gpu::mem::Space;
+
+/// The simulated GPU's memory space: global memory is host buffers ([`HostMem`]), shared memory
+/// the block's checked buffer ([`SharedMem`]). A kernel's `Params<Sim>` are what [`launch`] runs.
+#[derive(Clone, Copy, Debug)]
+pub struct Sim;
+
+impl Space for Sim {
+    type Global<T: Copy> = HostMem<T>;
+    type Shared<T: Copy> = SharedMem<T>;
+}
 
 /// How a launch is simulated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,7 +104,7 @@ std::thread_local! {
 /// host buffers. `Err` is the first fault found; the buffers then hold what the kernel wrote
 /// until it.
 pub fn launch<K: Kernel>(
-    p: &K::Params<HostMem<K::T>>,
+    p: &K::Params<Sim>,
     geometry: Geometry,
     options: Options,
 ) -> Result<(), SimError> {
@@ -120,7 +131,7 @@ pub fn launch<K: Kernel>(
                         smem: s,
                     };
                     // SAFETY: host memory; every access is checked and faults out of range
-                    unsafe { K::thread(p, &c) }
+                    unsafe { K::thread::<Sim>(p, &c) }
                 };
                 run_block(
                     (&mut state, [bx, by]),

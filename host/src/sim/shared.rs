@@ -386,9 +386,10 @@ impl<U: Copy> Mem<U> for SharedMem<U> {
     }
 }
 
-impl<T: Copy, U> AsyncCopy<HostMem<T>> for SharedMem<U> {
+impl<U> AsyncCopy for SharedMem<U> {
+    type Space = super::Sim;
     /// Reads the 16 bytes at `src` now (checked); they land here at the wait that covers them.
-    unsafe fn copy_async_v4(&self, src: &HostMem<T>) {
+    unsafe fn copy_async_v4<T: Copy>(&self, src: &HostMem<T>) {
         let data = src.read_v4();
         let n = Self::v4_elems();
         let i = self.span(n, n, "cp.async");
@@ -407,8 +408,8 @@ impl<T: Copy, U> AsyncCopy<HostMem<T>> for SharedMem<U> {
         current(|b, t| b.smem.borrow_mut().wait(&b.clocks.borrow(), t, N, data));
     }
     unsafe fn wait_all(&self) {
-        <Self as AsyncCopy<HostMem<T>>>::commit(self);
-        <Self as AsyncCopy<HostMem<T>>>::wait_groups::<0>(self);
+        self.commit();
+        self.wait_groups::<0>();
     }
     unsafe fn mbarrier_init(&self, count: u32) {
         let (bar, site) = (self.mbarrier("mbarrier_init"), Location::caller());

@@ -51,13 +51,12 @@ impl<T: Real, const W: i64> LayerNorm<T, W> {
 }
 
 impl<T: Real, const W: i64> Kernel for LayerNorm<T, W> {
-    type T = T;
     type Shared = V4;
-    type Params<E: Engine> = LayerNormParams<E>;
+    type Params<M: Space> = LayerNormParams<M::Global<T>>;
 
     /// [`Rows::check`] of `x` and `y` (whole 16-byte atoms), `w` and `b` of `N` elements.
     #[inline(always)]
-    fn prepare<E: Engine>(p: LayerNormParams<E>) -> Result<LayerNormParams<E>, &'static str> {
+    fn prepare<M: Space>(p: Self::Params<M>) -> Result<Self::Params<M>, &'static str> {
         let ([x, y], n) = (Self::CUT.check(p.x, p.y, true)?, p.x.shape()[1]);
         let (w, b) = (Rows::check_vector(p.w, n)?, Rows::check_vector(p.b, n)?);
         let staged = Self::STAGE.cap(p.staged, Self::CUT.tiles(n))?;
@@ -65,17 +64,17 @@ impl<T: Real, const W: i64> Kernel for LayerNorm<T, W> {
     }
 
     /// `ceil(M / ROWS)` blocks of `THREADS` threads; `staged` tiles of slots and the sums.
-    fn geometry<E: Engine>(p: &LayerNormParams<E>, _sms: i64, _smem: i64) -> Geometry {
+    fn geometry<M: Space>(p: &Self::Params<M>, _sms: i64, _smem: i64) -> Geometry {
         let smem = p.staged * Self::STAGE.tile_bytes() + Self::SUMS_BYTES;
         Self::CUT.geometry(p.x.shape()[0], smem)
     }
 
     #[inline(always)]
-    unsafe fn thread<E: Mem<T>, S: Mem<V4> + AsyncCopy<E>>(p: &LayerNormParams<E>, c: &Ctx<S>) {
+    unsafe fn thread<M: Space>(p: &Self::Params<M>, c: &Ctx<M::Shared<Self::Shared>>) {
         let row = Self::CUT.get_slice(c.block[0], c.thread, p.x.shape());
         let (st, n, add) =
             (Self::STAGE.of(c.smem, c.thread, p.staged), p.x.shape()[1], |a, b| a + b);
-        let x = |k: i64| st.load::<T, E>(k, &row.part(&p.x, k));
+        let x = |k: i64| st.load::<T, _>(k, &row.part(&p.x, k));
         // the row's sum of x (sq false) or of (x - m)^2 (sq true), its own slot of the sums
         let row_sum = |sq: bool, m: f32, slot: i64| {
             let (mut acc, mut k) = (0.0, 0);

@@ -53,25 +53,24 @@ impl<T: Real> Softmax<T> {
 }
 
 impl<T: Real> Kernel for Softmax<T> {
-    type T = T;
     type Shared = V4;
-    type Params<E: Engine> = SoftmaxParams<E>;
+    type Params<M: Space> = SoftmaxParams<M::Global<T>>;
 
     /// [`Rows::check`] of `x` and `y` (any `N` and row stride), `staged` capped at the row's tiles.
     #[inline(always)]
-    fn prepare<E: Engine>(p: SoftmaxParams<E>) -> Result<SoftmaxParams<E>, &'static str> {
+    fn prepare<M: Space>(p: Self::Params<M>) -> Result<Self::Params<M>, &'static str> {
         let [x, y] = Self::CUT.check(p.x, p.y, false)?;
         let staged = Self::STAGE.cap(p.staged, Self::tiles(x.shape()[1]))?;
         Ok(SoftmaxParams { x, y, staged })
     }
 
     /// `ceil(M / 4)` blocks of 128 threads; `staged` tiles of slots.
-    fn geometry<E: Engine>(p: &SoftmaxParams<E>, _sms: i64, _smem_limit: i64) -> Geometry {
+    fn geometry<M: Space>(p: &Self::Params<M>, _sms: i64, _smem_limit: i64) -> Geometry {
         Self::CUT.geometry(p.x.shape()[0], p.staged * Self::STAGE.tile_bytes())
     }
 
     #[inline(always)]
-    unsafe fn thread<E: Mem<T>, S: Mem<V4> + AsyncCopy<E>>(p: &SoftmaxParams<E>, c: &Ctx<S>) {
+    unsafe fn thread<M: Space>(p: &Self::Params<M>, c: &Ctx<M::Shared<Self::Shared>>) {
         let row = Self::CUT.get_slice(c.block[0], c.thread, p.x.shape());
         let st = Self::STAGE.of(c.smem, c.thread, p.staged);
         // 128-bit accesses where the atom is whole and the rows 16-byte aligned
@@ -83,7 +82,7 @@ impl<T: Real> Kernel for Softmax<T> {
             if k < whole {
                 st.slot(k).copy_async_v4(&row.part(&p.x, k).at(0));
             } else {
-                st.slot(k).write(row.load::<T, E>(&p.x, k, false, NEG_INF).atoms()[0]);
+                st.slot(k).write(row.load::<T, _>(&p.x, k, false, NEG_INF).atoms()[0]);
             }
             k += 1;
         }
