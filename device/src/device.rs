@@ -262,6 +262,21 @@ pub unsafe fn ldmatrix_x4(addr: u32) -> [u32; 4] {
     [a, b, c, d]
 }
 
+/// `ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16`: as [`ldmatrix_x4`], each matrix transposed:
+/// lane `l` receives in word `q` elements `(2 (l % 4), l / 4)` and `(2 (l % 4) + 1, l / 4)` of
+/// matrix `q`.
+///
+/// # Safety
+/// As [`ldmatrix_x4`].
+#[inline(always)]
+pub unsafe fn ldmatrix_x4_trans(addr: u32) -> [u32; 4] {
+    let (a, b, c, d): (u32, u32, u32, u32);
+    asm!("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {{{a}, {b}, {c}, {d}}}, [{p}];",
+         p = in(reg32) addr, a = out(reg32) a, b = out(reg32) b, c = out(reg32) c,
+         d = out(reg32) d, options(readonly, nostack, preserves_flags));
+    [a, b, c, d]
+}
+
 /// `mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}.{bf16,f16}.f32`: `d += a b` over a warp's
 /// 16x8x16 tile, the fragments as CuTe's `SM80_16x8x16_F32*_TN` atoms lay them out (`a`: 4 words
 /// of two 16-bit elements, `b`: 2 words, `d`: 4 floats). `bf16` picks the element type.

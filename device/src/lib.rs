@@ -14,6 +14,8 @@
 //! - [`mem`]: engines, how a tensor reaches memory: [`Gmem`](mem::Gmem) (global),
 //!   [`Smem`](mem::Smem) (shared), [`SwizzleEngine`](mem::SwizzleEngine); [`Mem`](mem::Mem)
 //!   reads and writes elements and 128-bit vectors, [`AsyncCopy`](mem::AsyncCopy) is `cp.async`.
+//! - [`mma`]: the warp's tensor-core instruction `mma.sync.m16n8k16`; `ldmatrix` is
+//!   [`Ldmatrix`](mem::Ldmatrix), on shared-memory engines.
 //! - [`frag`]: register fragments ([`Fragment`](frag::Fragment), [`Atom`](frag::Atom)): a
 //!   thread's values of a tile loaded whole atoms at a time or under a predicate, computed on in
 //!   `f32`, rounded back, recast and converted.
@@ -60,6 +62,7 @@ pub mod ctx;
 pub mod frag;
 pub mod math;
 pub mod mem;
+pub mod mma;
 pub mod real;
 pub mod rows;
 #[cfg(not(target_arch = "nvptx64"))]
@@ -81,7 +84,8 @@ pub mod prelude {
     pub use crate::device::*;
     pub use crate::frag::{Atom, Fragment};
     pub use crate::math::{exp, exp2, exp2_approx, fma, log2_approx, rsqrt, sqrt, LOG2_E};
-    pub use crate::mem::{AsyncCopy, Device, Gmem, Mem, Smem, Space, SwizzleEngine, V4};
+    pub use crate::mem::{AsyncCopy, Device, Gmem, Ldmatrix, Mem, Smem, Space, SwizzleEngine, V4};
+    pub use crate::mma::{mma_m16n8k16, MmaIn};
     pub use crate::real::Real;
     pub use crate::rows::{RowSlice, Rows};
     pub use crate::stage::{Stage, Staged};

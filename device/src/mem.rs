@@ -90,7 +90,43 @@ pub trait Space: Copy + 'static {
     type Global<T: Copy>: Mem<T>;
     /// The block's shared memory holding `T`s, filled from [`Space::Global`] by asynchronous
     /// copies.
-    type Shared<T: Copy>: Mem<T> + AsyncCopy<Space = Self>;
+    type Shared<T: Copy>: Mem<T> + AsyncCopy<Space = Self> + Ldmatrix;
+}
+
+/// `ldmatrix` (sm_75 and later): a warp reads four 8x8 matrices of 16-bit elements from shared
+/// memory into `mma.sync`'s register fragments ([`crate::mma`]), lanes `8q..8q+8` giving the rows
+/// of matrix `q` (each lane's row is the 16 bytes at its engine). CuTe's `SM75_U32x4_LDSM_N` and
+/// `SM75_U16x8_LDSM_T`. Every lane of the warp takes part; on the host the simulated GPU reads each
+/// lane's row as that lane's access (checked) and hands out the words as the PTX ISA says.
+pub trait Ldmatrix {
+    /// `ldmatrix.sync.aligned.m8n8.x4.shared.b16`: lane `l` receives in word `q` the elements
+    /// `(l / 4, 2 (l % 4))` and `(l / 4, 2 (l % 4) + 1)` of matrix `q` (low half first).
+    ///
+    /// # Safety
+    /// The 16 bytes here inside the block's shared memory, 16-byte aligned, and written before
+    /// (by another thread: a barrier between).
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn ldmatrix_x4(&self) -> [u32; 4];
+    /// `ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16`: lane `l` receives in word `q` the
+    /// elements `(2 (l % 4), l / 4)` and `(2 (l % 4) + 1, l / 4)` of matrix `q`: the fragments of
+    /// its transpose.
+    ///
+    /// # Safety
+    /// As [`Ldmatrix::ldmatrix_x4`].
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn ldmatrix_x4_trans(&self) -> [u32; 4];
+}
+
+impl<E: Ldmatrix + Engine> Ldmatrix for SwizzleEngine<E> {
+    /// From `Sw(pos)`: the swizzle must keep a row's 16 bytes together.
+    #[inline(always)]
+    unsafe fn ldmatrix_x4(&self) -> [u32; 4] {
+        self.target().ldmatrix_x4()
+    }
+    #[inline(always)]
+    unsafe fn ldmatrix_x4_trans(&self) -> [u32; 4] {
+        self.target().ldmatrix_x4_trans()
+    }
 }
 
 /// The GPU's memory: [`Gmem`] and [`Smem`], device addresses. On the host they are only carried
@@ -487,6 +523,17 @@ mod device {
         }
     }
 
+    impl<U> Ldmatrix for Smem<U> {
+        #[inline(always)]
+        unsafe fn ldmatrix_x4(&self) -> [u32; 4] {
+            crate::device::ldmatrix_x4(smem_addr(self.0))
+        }
+        #[inline(always)]
+        unsafe fn ldmatrix_x4_trans(&self) -> [u32; 4] {
+            crate::device::ldmatrix_x4_trans(smem_addr(self.0))
+        }
+    }
+
     impl<U> AsyncCopy for Smem<U> {
         type Space = Device;
         /// `cp.async.cg.shared.global [here], [src], 16`.
@@ -586,6 +633,15 @@ mod off_device {
     }
     no_mem!(Gmem);
     no_mem!(Smem);
+
+    impl<U> Ldmatrix for Smem<U> {
+        unsafe fn ldmatrix_x4(&self) -> [u32; 4] {
+            no_device("ldmatrix")
+        }
+        unsafe fn ldmatrix_x4_trans(&self) -> [u32; 4] {
+            no_device("ldmatrix")
+        }
+    }
 
     impl<U> AsyncCopy for Smem<U> {
         type Space = Device;

@@ -57,6 +57,24 @@ pub enum Sync {
         /// This lane's predicate.
         pred: bool,
     },
+    /// `ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16` over the full warp: this lane's row
+    /// (the 16 bytes at its address, read by the lane), and where its four result words go.
+    Ldmatrix {
+        /// `.trans`.
+        trans: bool,
+        /// The lane's row of 8 16-bit elements.
+        row: [u32; 4],
+        /// The lane's four result words: the calling thread's, valid while it waits.
+        out: *mut [u32; 4],
+    },
+    /// `mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}.{bf16,f16}.f32` over the full warp.
+    Mma {
+        /// `bf16` operands (else `f16`).
+        bf16: bool,
+        /// The lane's registers: `a` (4 words), `b` (2 words), then `c` (4 `f32`s' bits), which
+        /// receive `d`: the calling thread's, valid while it waits.
+        regs: *mut [u32; 10],
+    },
     /// `mbarrier.try_wait.parity` until it succeeds: the phase of parity `parity` of the
     /// mbarrier at shared byte `bar` has completed.
     MbarWait {

@@ -103,6 +103,7 @@ pub mod copy;
 pub mod gemm;
 pub mod gemm_sm90;
 pub mod mma_peak;
+pub mod mma_tile;
 pub mod prims;
 pub mod rmsnorm;
 pub mod tma;
@@ -111,11 +112,13 @@ pub mod wgmma_peak;
 
 #[cfg(target_arch = "nvptx64")]
 pub use tessel_device::device;
-pub use tessel_device::{ctx, frag, math, mem, real, rows, stage, sync, unroll};
+pub use tessel_device::{ctx, frag, math, mem, mma, real, rows, stage, sync, unroll};
 use tessel_device::{kernels, ptx_directives};
 
 use half::{bf16, f16};
 kernels! {
+    mma_tile_bf16 => mma_tile::MmaTile<bf16>,
+    mma_tile_f16 => mma_tile::MmaTile<f16>,
     copy_f32 => copy::VecCopy<f32>,
     copy_f16 => copy::VecCopy<f16>,
     copy_bf16 => copy::VecCopy<bf16>,

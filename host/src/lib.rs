@@ -15,6 +15,7 @@ pub mod gpu;
 pub mod jobs;
 mod library;
 pub mod matrix;
+pub mod mma_tile;
 pub mod module;
 pub mod peer;
 pub mod sharded;

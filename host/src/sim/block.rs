@@ -292,6 +292,8 @@ fn same_kind(a: &Sync, b: &Sync) -> bool {
         (Sync::Shfl { mode: x, .. }, Sync::Shfl { mode: y, .. }) => x == y,
         (Sync::Vote { mode: x, .. }, Sync::Vote { mode: y, .. }) => x == y,
         (Sync::Warp, Sync::Warp) => true,
+        (Sync::Ldmatrix { trans: x, .. }, Sync::Ldmatrix { trans: y, .. }) => x == y,
+        (Sync::Mma { bf16: x, .. }, Sync::Mma { bf16: y, .. }) => x == y,
         _ => false,
     }
 }
@@ -332,6 +334,27 @@ fn warp_op(ops: &[Sync]) -> [u32; 32] {
                 Vote::All => (bits == u32::MAX) as u32,
             };
             out = [r; 32];
+        }
+        Sync::Ldmatrix { trans, .. } => {
+            let rows: [[u32; 4]; 32] = std::array::from_fn(|l| match ops[l] {
+                Sync::Ldmatrix { row, .. } => row,
+                _ => unreachable!("one kind"),
+            });
+            for (l, o) in ops.iter().enumerate() {
+                let Sync::Ldmatrix { out, .. } = *o else {
+                    unreachable!("one kind")
+                };
+                // SAFETY: the lane's own result words, on its stack while it waits here
+                unsafe { *out = super::tensor_core::ldmatrix(&rows, l, trans) };
+            }
+        }
+        Sync::Mma { bf16, .. } => {
+            // SAFETY: each lane's registers, on its stack while it waits here
+            let regs: [&mut [u32; 10]; 32] = std::array::from_fn(|l| match ops[l] {
+                Sync::Mma { regs, .. } => unsafe { &mut *regs },
+                _ => unreachable!("one kind"),
+            });
+            super::tensor_core::mma_m16n8k16(regs, bf16);
         }
         Sync::Warp | Sync::Barrier { .. } | Sync::MbarWait { .. } => {}
     }
@@ -386,6 +409,11 @@ fn name(op: &Sync) -> String {
         Sync::Vote { mode, .. } => format!("vote.{}", format!("{mode:?}").to_lowercase()),
         Sync::MbarWait { bar, parity } => {
             format!("mbarrier_wait(shared byte {bar}, parity {parity})")
+        }
+        Sync::Ldmatrix { trans: false, .. } => "ldmatrix.x4".to_string(),
+        Sync::Ldmatrix { trans: true, .. } => "ldmatrix.x4.trans".to_string(),
+        Sync::Mma { bf16, .. } => {
+            format!("mma.sync.m16n8k16.{}", if *bf16 { "bf16" } else { "f16" })
         }
     }
 }

@@ -26,6 +26,7 @@ mod global;
 mod mbarrier;
 mod schedule;
 mod shared;
+mod tensor_core;
 
 pub use block::ranges;
 pub use global::{written_once, HostMem};

@@ -14,7 +14,7 @@ use super::global::HostMem;
 use layout_core::Engine;
 use std::panic::Location;
 use tessel_device::sim::Sync;
-use tessel_gpu::mem::{AsyncCopy, Mem, V4};
+use tessel_gpu::mem::{AsyncCopy, Ldmatrix, Mem, V4};
 
 /// One access: its epoch and where the kernel made it.
 #[derive(Clone, Copy, Debug)]
@@ -135,7 +135,8 @@ impl Smem {
                     let Some(w) = cell.write else {
                         fault(format!(
                             "shared element {e} read by thread {t} at {site} before any thread \
-                             wrote it"
+                             wrote it (never written, or its writer not yet run: a missing \
+                             barrier)"
                         ));
                     };
                     if !clocks.before(w.at, t) {
@@ -383,6 +384,30 @@ impl<U: Copy> Mem<U> for SharedMem<U> {
     fn misalignment(&self, bytes: usize) -> i64 {
         let size = std::mem::size_of::<U>() as i64;
         (self.pos * size).rem_euclid(bytes as i64) / size
+    }
+}
+
+impl<U: Copy> Ldmatrix for SharedMem<U> {
+    unsafe fn ldmatrix_x4(&self) -> [u32; 4] {
+        self.ldmatrix(false)
+    }
+    unsafe fn ldmatrix_x4_trans(&self) -> [u32; 4] {
+        self.ldmatrix(true)
+    }
+}
+
+impl<U: Copy> SharedMem<U> {
+    /// This lane's row read (checked, as its access), then the warp's exchange.
+    #[track_caller]
+    unsafe fn ldmatrix(&self, trans: bool) -> [u32; 4] {
+        let row = self.read_v4().0;
+        let mut out = [0u32; 4];
+        tessel_device::sim::request(Sync::Ldmatrix {
+            trans,
+            row,
+            out: &mut out,
+        });
+        out
     }
 }
 
