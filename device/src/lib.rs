@@ -26,9 +26,9 @@
 //! - [`stage`]: a row-wise kernel's tiles staged in shared memory, a 16-byte slot per thread
 //!   per tile, as many tiles as fit.
 //! - [`real`]: `f32`, `bf16` and `f16` widened to `f32` and rounded back the same way everywhere.
-//! - [`math`]: `exp2` / `exp` / `fma` / `sqrt` / `rsqrt` with the same rounding on the device and
-//!   the host, and `exp2_approx` / `log2_approx` (the device's one-instruction `ex2.approx` /
-//!   `lg2.approx`).
+//! - [`math`]: `exp2` / `exp` / `log` / `tanh` / `fma` / `sqrt` / `rsqrt` with the same rounding on
+//!   the device and the host, and `exp2_approx` / `log2_approx` (the device's one-instruction
+//!   `ex2.approx` / `lg2.approx`).
 //! - [`sync`]: barriers (the block's, named ones, the warp's), shuffles, votes and warp
 //!   reductions, on the device and on the simulated GPU alike ([`sim`] on the host).
 //! - [`device`] (`nvptx64` only): indices, typed global loads and stores, `cp.async`, `ldmatrix`
@@ -83,7 +83,9 @@ pub mod prelude {
     #[cfg(target_arch = "nvptx64")]
     pub use crate::device::*;
     pub use crate::frag::{Atom, Fragment};
-    pub use crate::math::{exp, exp2, exp2_approx, fma, log2_approx, rsqrt, sqrt, LOG2_E};
+    pub use crate::math::{
+        exp, exp2, exp2_approx, fma, log, log2_approx, rsqrt, sqrt, tanh, LOG2_E,
+    };
     pub use crate::mem::{AsyncCopy, Device, Gmem, Ldmatrix, Mem, Smem, Space, SwizzleEngine, V4};
     pub use crate::mma::{mma_m16n8k16, MmaIn};
     pub use crate::real::Real;

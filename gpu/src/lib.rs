@@ -102,6 +102,7 @@ pub mod axpby;
 pub mod copy;
 pub mod gemm;
 pub mod gemm_sm90;
+pub mod math_check;
 pub mod mma_peak;
 pub mod mma_tile;
 pub mod prims;
@@ -117,6 +118,7 @@ use tessel_device::{kernels, ptx_directives};
 
 use half::{bf16, f16};
 kernels! {
+    math_check_f32 => math_check::MathCheck,
     mma_tile_bf16 => mma_tile::MmaTile<bf16>,
     mma_tile_f16 => mma_tile::MmaTile<f16>,
     copy_f32 => copy::VecCopy<f32>,
