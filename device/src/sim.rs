@@ -75,6 +75,13 @@ pub enum Sync {
         /// receive `d`: the calling thread's, valid while it waits.
         regs: *mut [u32; 10],
     },
+    /// `setmaxnreg.{inc,dec}.sync.aligned.u32 regs` over the thread's warpgroup (128 threads).
+    SetMaxNReg {
+        /// `.inc` (else `.dec`).
+        inc: bool,
+        /// The registers per thread it sets.
+        regs: u32,
+    },
     /// `mbarrier.try_wait.parity` until it succeeds: the phase of parity `parity` of the
     /// mbarrier at shared byte `bar` has completed.
     MbarWait {

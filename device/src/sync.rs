@@ -65,6 +65,46 @@ pub fn sync_warp() {
     request(Sync::Warp);
 }
 
+/// Declares `setmaxnreg.<dir>.sync.aligned.u32 N` as a function of `N`.
+macro_rules! setmaxnreg {
+    ($(#[$doc:meta])* $name:ident, $dir:literal, $inc:literal) => {
+        $(#[$doc])*
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub fn $name<const N: u32>() {
+            const {
+                assert!(
+                    N >= 24 && N <= 256 && N.is_multiple_of(8),
+                    "setmaxnreg takes 24 to 256, a multiple of 8"
+                )
+            };
+            #[cfg(target_arch = "nvptx64")]
+            // SAFETY: a register-budget change of the whole warpgroup; no memory is touched
+            unsafe {
+                asm!(concat!("setmaxnreg.", $dir, ".sync.aligned.u32 {n};"), n = const N,
+                     options(nostack, preserves_flags))
+            };
+            #[cfg(not(target_arch = "nvptx64"))]
+            request(Sync::SetMaxNReg { inc: $inc, regs: N });
+        }
+    };
+}
+
+setmaxnreg!(
+    /// `setmaxnreg.inc.sync.aligned.u32 N` (sm_90a): every thread of the calling warpgroup (128
+    /// threads, warps `4k .. 4k + 4`) raises its register budget to `N` (24 to 256, a multiple
+    /// of 8), waiting until the register file has them. Every thread of the warpgroup executes
+    /// the same one (the simulated GPU reports a warpgroup whose threads disagree or do not all
+    /// arrive); the kernel's entry needs `.maxntid` (`ptx_directives!`) for `ptxas` to budget it.
+    setmaxnreg_inc, "inc", true
+);
+setmaxnreg!(
+    /// `setmaxnreg.dec.sync.aligned.u32 N` (sm_90a): every thread of the calling warpgroup
+    /// lowers its register budget to `N` (24 to 256, a multiple of 8), releasing the rest; as
+    /// [`setmaxnreg_inc`] otherwise.
+    setmaxnreg_dec, "dec", false
+);
+
 /// Declares a full-warp shuffle `shfl.sync.<mode>.b32` of a `u32`, with its clamp operand.
 macro_rules! shuffle {
     ($(#[$doc:meta])* $name:ident, $mode:literal, $clamp:literal, $sim:ident) => {

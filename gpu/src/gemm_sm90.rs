@@ -344,8 +344,7 @@ mod dev {
         let (cluster, clusters, rank) = (cluster_x(), clusters_x(), cluster_rank());
         let turn = |i: i64| tile_of(cluster, clusters, rank, i, tiles);
         if tid < 128 {
-            asm!("setmaxnreg.dec.sync.aligned.u32 {r};", r = const PRODUCER_REGS,
-                 options(nostack, preserves_flags));
+            crate::sync::setmaxnreg_dec::<PRODUCER_REGS>();
             if tid == 0 {
                 // k-tile `it` of the block (over all its tiles) goes to stage `it % STAGES`,
                 // its `it / STAGES`-th use; the stage is free once both blocks' consumers
@@ -373,8 +372,7 @@ mod dev {
                 }
             }
         } else {
-            asm!("setmaxnreg.inc.sync.aligned.u32 {r};", r = const CONSUMER_REGS,
-                 options(nostack, preserves_flags));
+            crate::sync::setmaxnreg_inc::<CONSUMER_REGS>();
             consume::<I, O>(&t, tid - 128, ktiles, stage, full, empty, turn);
         }
         // no block leaves while its partner may still signal its barriers

@@ -406,3 +406,54 @@ fn a_read_without_the_mbarrier_wait_is_a_race() {
         assert!(m.contains(&at("HAND_READ")), "{e}");
     }
 }
+
+/// Two warpgroups move registers as a producer / consumer kernel does: warpgroup 0
+/// `setmaxnreg_dec::<40>`, warpgroup 1 `setmaxnreg_inc::<232>` (`SPLIT`: warp 3, the last of
+/// warpgroup 0, takes warpgroup 1's), then each thread writes `y[t] = x[t] + 1`.
+struct Regs<const SPLIT: bool>;
+
+impl<const SPLIT: bool> Kernel for Regs<SPLIT> {
+    type Shared = f32;
+    type Params<M: Space> = Params<M::Global<f32>>;
+    fn prepare<M: Space>(p: Self::Params<M>) -> Result<Self::Params<M>, &'static str> {
+        Ok(p)
+    }
+    fn geometry<M: Space>(_: &Self::Params<M>, _: i64, _: i64) -> Geometry {
+        Geometry {
+            grid: [1, 1],
+            threads: 256,
+            smem_bytes: 0,
+        }
+    }
+    unsafe fn thread<M: Space>(p: &Self::Params<M>, c: &Ctx<M::Shared<Self::Shared>>) {
+        let t = c.thread;
+        if t < 128 && !(SPLIT && t >= 96) {
+            tessel_gpu::sync::setmaxnreg_dec::<40>(); // site: DEC
+        } else {
+            tessel_gpu::sync::setmaxnreg_inc::<232>(); // site: INC
+        }
+        p.y.engine()
+            .advance(t)
+            .write(p.x.engine().advance(t).read() + 1.0);
+    }
+}
+
+#[test]
+fn setmaxnreg_meets_its_warpgroup() {
+    let x: Vec<f32> = (0..256).map(|i| i as f32).collect();
+    for seed in [0, 1, 2] {
+        let (y, r) = launch::<Regs<false>>(&x, seed);
+        r.unwrap();
+        assert!(y.iter().enumerate().all(|(t, v)| *v == t as f32 + 1.0));
+    }
+    let e = launch::<Regs<true>>(&x, 4).1.unwrap_err();
+    assert!(
+        e.message
+            .contains("setmaxnreg differs within the warpgroup"),
+        "{e}"
+    );
+    assert!(
+        e.message.contains(&at("DEC")) && e.message.contains(&at("INC")),
+        "{e}"
+    );
+}

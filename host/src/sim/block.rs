@@ -250,6 +250,34 @@ fn complete(
             }
         }
     }
+    // setmaxnreg: all 128 threads of a warpgroup at the same one
+    for g in 0..threads / 128 {
+        let group = 128 * g..128 * g + 128;
+        let mut first: Option<(Sync, Site, usize)> = None;
+        let mut all = true;
+        for t in group.clone() {
+            match states[t] {
+                State::Waiting(op @ Sync::SetMaxNReg { .. }, site, _) => match first {
+                    None => first = Some((op, site, t)),
+                    Some((f, fsite, ft)) if f != op => fault(format!(
+                        "warpgroup {g}: thread {ft} at {} ({fsite}), thread {t} at {} ({site}): \
+                         setmaxnreg differs within the warpgroup",
+                        name(&f),
+                        name(&op)
+                    )),
+                    Some(_) => {}
+                },
+                _ => all = false,
+            }
+        }
+        if all && first.is_some() {
+            for t in group {
+                states[t] = State::Runnable;
+                results[t] = 0;
+            }
+            progress = true;
+        }
+    }
     // warp operations: all 32 lanes at the same kind
     for w in 0..threads / 32 {
         let lanes = 32 * w..32 * w + 32;
@@ -258,7 +286,10 @@ fn complete(
         for (l, t) in lanes.clone().enumerate() {
             match states[t] {
                 State::Waiting(op, _, _)
-                    if !matches!(op, Sync::Barrier { .. } | Sync::MbarWait { .. }) =>
+                    if !matches!(
+                        op,
+                        Sync::Barrier { .. } | Sync::MbarWait { .. } | Sync::SetMaxNReg { .. }
+                    ) =>
                 {
                     ops[l] = op
                 }
@@ -356,7 +387,7 @@ fn warp_op(ops: &[Sync]) -> [u32; 32] {
             });
             super::tensor_core::mma_m16n8k16(regs, bf16);
         }
-        Sync::Warp | Sync::Barrier { .. } | Sync::MbarWait { .. } => {}
+        Sync::Warp | Sync::Barrier { .. } | Sync::MbarWait { .. } | Sync::SetMaxNReg { .. } => {}
     }
     out
 }
@@ -376,7 +407,10 @@ fn stuck(states: &[State]) -> String {
     let divergent = (0..states.len().div_ceil(32)).find(|w| {
         let lanes = &states[32 * w..(32 * w + 32).min(states.len())];
         let warp_op = |s: &State| {
-            matches!(s, State::Waiting(op, _, _) if !matches!(op, Sync::Barrier { .. }))
+            matches!(s, State::Waiting(op, _, _) if !matches!(
+                op,
+                Sync::Barrier { .. } | Sync::MbarWait { .. } | Sync::SetMaxNReg { .. }
+            ))
         };
         lanes.iter().any(warp_op) && !lanes.iter().all(warp_op)
             || lanes.len() < 32 && lanes.iter().any(warp_op)
@@ -409,6 +443,9 @@ fn name(op: &Sync) -> String {
         Sync::Vote { mode, .. } => format!("vote.{}", format!("{mode:?}").to_lowercase()),
         Sync::MbarWait { bar, parity } => {
             format!("mbarrier_wait(shared byte {bar}, parity {parity})")
+        }
+        Sync::SetMaxNReg { inc, regs } => {
+            format!("setmaxnreg.{}({regs})", if *inc { "inc" } else { "dec" })
         }
         Sync::Ldmatrix { trans: false, .. } => "ldmatrix.x4".to_string(),
         Sync::Ldmatrix { trans: true, .. } => "ldmatrix.x4.trans".to_string(),

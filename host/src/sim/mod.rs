@@ -16,6 +16,9 @@
 //! mbarriers ([`mbarrier`]) complete their phases on arrivals and transaction bytes as the PTX ISA
 //! says, and order what their arrivals published before what their waits read.
 //!
+//! `ldmatrix` and `mma.sync` are warp operations ([`tensor_core`]); `setmaxnreg` meets its
+//! warpgroup.
+//!
 //! What it does not model yet: the copy engine (TMA), `wgmma`, clusters and
 //! distributed shared memory (the GEMMs still have their own host executions), and races on
 //! global memory (only each output element's write count is checked).
