@@ -371,6 +371,9 @@ where
     MmaTile<I>: tessel_gpu::ctx::Entry<Params<Device> = MmaTileParams<Gmem<I>, Gmem<f32>>>,
 {
     use host::mma_tile::{simulate, Inputs, N};
+    let module = g
+        .load(tessel::ptx::PTX, tessel_gpu::checks::KERNELS)
+        .unwrap();
     let l = layout_core::Layout::parse("(16,16):(16,1)").unwrap();
     let (mut equal, mut total) = (0, 0);
     for small in [true, false] {
@@ -390,7 +393,7 @@ where
                 d: d.param("d").unwrap(),
                 dt: dt.param("dt").unwrap(),
             };
-            g.launch::<MmaTile<I>>(p).unwrap();
+            module.launch::<MmaTile<I>>(p).unwrap();
             let (gd, gdt) = (g.download(&d).unwrap(), g.download(&dt).unwrap());
             for (trans, gv, sv) in [(false, &gd, &sd), (true, &gdt, &sdt)] {
                 for i in 0..N {
@@ -468,7 +471,10 @@ fn math_is_bit_equal_on_the_gpu_and_the_simulated_gpu() {
         x: dx.param("x").unwrap(),
         y: dy.param("y").unwrap(),
     };
-    g.launch::<MathCheck>(p).unwrap();
+    let module = g
+        .load(tessel::ptx::PTX, tessel_gpu::checks::KERNELS)
+        .unwrap();
+    module.launch::<MathCheck>(p).unwrap();
     let got = g.download(&dy).unwrap();
     for (i, (a, b)) in got.iter().zip(&want).enumerate() {
         let (e, k) = (i / f, i % f);

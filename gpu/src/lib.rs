@@ -118,9 +118,6 @@ use tessel_device::{kernels, ptx_directives};
 
 use half::{bf16, f16};
 kernels! {
-    math_check_f32 => math_check::MathCheck,
-    mma_tile_bf16 => mma_tile::MmaTile<bf16>,
-    mma_tile_f16 => mma_tile::MmaTile<f16>,
     copy_f32 => copy::VecCopy<f32>,
     copy_f16 => copy::VecCopy<f16>,
     copy_bf16 => copy::VecCopy<bf16>,
@@ -222,6 +219,17 @@ pub const TEST_KERNELS: &[ctx::KernelInfo] = &[ctx::KernelInfo {
     name: "device_prims",
     param_bytes: 8,
 }];
+
+/// Kernels that check the device against the simulated GPU (`tests/gpu.rs` loads them with
+/// `checks::KERNELS`): not tessel's kernels, so `tessel run all` does not run them.
+pub mod checks {
+    use half::{bf16, f16};
+    tessel_device::kernels! {
+        math_check_f32 => crate::math_check::MathCheck,
+        mma_tile_bf16 => crate::mma_tile::MmaTile<bf16>,
+        mma_tile_f16 => crate::mma_tile::MmaTile<f16>,
+    }
+}
 
 /// The microbenchmarks' entry points.
 pub const PEAK_KERNELS: &[ctx::KernelInfo] = &[
