@@ -25,7 +25,6 @@
 //! Operands whose K-stride is not 1 or whose rows are not 16-byte aligned (another major, a `K`
 //! not a multiple of 8) are loaded element by element into the same stages: slower, same result.
 
-use crate::real::Real;
 use layout_core::{
     const_ok, make_tiled_copy_a, make_tiled_copy_b, make_tiled_copy_tv, make_tiled_mma_permuted,
     CopyAtom, FlatTensor, IntTuple, Layout, MmaAtom, Operand, Swizzle, TiledMma, TvCoords,
@@ -454,17 +453,8 @@ pub const fn raster(b: i64, tiles_m: i64, tiles_n: i64) -> [i64; 2] {
     [first + r % rows, r / rows]
 }
 
-/// A 16-bit input element type of the tensor cores.
-pub trait GemmIn: Real {
-    /// `bf16` (else `f16`).
-    const BF16: bool;
-}
-impl GemmIn for half::bf16 {
-    const BF16: bool = true;
-}
-impl GemmIn for half::f16 {
-    const BF16: bool = false;
-}
+/// A 16-bit input element type of the tensor cores: `mma.sync`'s ([`crate::mma::MmaIn`]).
+pub use crate::mma::MmaIn as GemmIn;
 
 #[cfg(target_arch = "nvptx64")]
 pub use dev::{gemm, gemm_tma};
@@ -479,6 +469,7 @@ pub(crate) mod dev {
         tma_load_2d, trap,
     };
     use crate::mem::{Gmem, Mem, V4};
+    use crate::real::Real;
     use layout_core::make_coord_tensor;
 
     /// Can a tile of `t` (16-bit) be loaded by 16-byte chunks: K-stride 1, rows 16-byte aligned?

@@ -285,14 +285,7 @@ fn complete(
         let mut all = true;
         for (l, t) in lanes.clone().enumerate() {
             match states[t] {
-                State::Waiting(op, _, _)
-                    if !matches!(
-                        op,
-                        Sync::Barrier { .. } | Sync::MbarWait { .. } | Sync::SetMaxNReg { .. }
-                    ) =>
-                {
-                    ops[l] = op
-                }
+                State::Waiting(op, _, _) if is_warp_op(&op) => ops[l] = op,
                 _ => {
                     all = false;
                     break;
@@ -315,6 +308,15 @@ fn complete(
         progress = true;
     }
     progress
+}
+
+/// Is `op` one of the warp's operations (all 32 lanes meet at it), not a barrier, an mbarrier
+/// wait or a warpgroup's `setmaxnreg`?
+fn is_warp_op(op: &Sync) -> bool {
+    !matches!(
+        op,
+        Sync::Barrier { .. } | Sync::MbarWait { .. } | Sync::SetMaxNReg { .. }
+    )
 }
 
 /// Do two lanes' operations meet (the same instruction kind and mode)?
@@ -406,12 +408,7 @@ fn stuck(states: &[State]) -> String {
     }
     let divergent = (0..states.len().div_ceil(32)).find(|w| {
         let lanes = &states[32 * w..(32 * w + 32).min(states.len())];
-        let warp_op = |s: &State| {
-            matches!(s, State::Waiting(op, _, _) if !matches!(
-                op,
-                Sync::Barrier { .. } | Sync::MbarWait { .. } | Sync::SetMaxNReg { .. }
-            ))
-        };
+        let warp_op = |s: &State| matches!(s, State::Waiting(op, _, _) if is_warp_op(op));
         lanes.iter().any(warp_op) && !lanes.iter().all(warp_op)
             || lanes.len() < 32 && lanes.iter().any(warp_op)
     });
