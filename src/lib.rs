@@ -25,11 +25,13 @@ pub mod prelude {
     pub use host::exec::run as run_on_host;
     pub use host::gpu::{flat_param, row_major, DeviceTensor, Gpu, GpuError};
     pub use host::module::Module;
-    pub use host::sim::{self, HostMem, Sim, SimError};
+    pub use host::sim::{self, HostMem, Sim, SimError, SimTensorMap};
+    pub use host::tma::{encode_2d, TensorMap as DeviceTensorMap, TmaSwizzle};
     pub use layout_core::{FlatLayout, FlatTensor, IntTuple, Layout};
     pub use tessel_gpu::ctx::{Entry, Geometry, Kernel};
     pub use tessel_gpu::mem::{Device, Gmem};
     pub use tessel_gpu::real::Real;
+    pub use tessel_gpu::tma::GmemTensorMap;
 }
 
 /// The PTX table `tessel-build` wrote for kernel crate `name` (the build script's

@@ -484,3 +484,157 @@ fn math_is_bit_equal_on_the_gpu_and_the_simulated_gpu() {
     }
     println!("math_check: {n} arguments x {f} functions, all bit-equal");
 }
+
+/// `gemm_wg` (the copy engine's loads through tensor maps, mbarriers, `wgmma.m64n128k16`) on the
+/// GPU against the same kernel on the simulated GPU and the f64 reference: bit for bit on small
+/// integers (every partial sum exact), within `Inputs::bound` of the reference on random inputs;
+/// C poisoned with NaN. sm_90 devices only (the sm_90a PTX).
+#[test]
+fn gemm_wg_matches_the_simulated_gpu() {
+    let Some(g) = gpu() else { return };
+    if !g.has_kernel("gemm_sm90_bf16_f32") {
+        eprintln!("gemm_wg_matches_the_simulated_gpu: SKIPPED, no sm_90a PTX for this device");
+        return;
+    }
+    let mut rng = seeded("gemm_wg_matches_the_simulated_gpu");
+    gemm_wg_on::<bf16>(&g, &mut rng);
+    gemm_wg_on::<f16>(&g, &mut rng);
+}
+
+use tessel_gpu::gemm_wg::{GemmWg, GemmWgParams};
+use tessel_gpu::tma::GmemTensorMap;
+
+fn gemm_wg_on<I: tessel_gpu::mma::MmaIn + Default + host::tma::TmaElem>(g: &Gpu, rng: &mut Rng)
+where
+    GemmWg<I>: tessel_gpu::ctx::Entry<Params<Device> = GemmWgParams<GmemTensorMap<I>, Gmem<f32>>>,
+{
+    use host::gemm_wg::{simulate, Inputs};
+    use host::tma::{encode_2d, TmaSwizzle};
+    use tessel_gpu::gemm_wg::{BK, BM, BN};
+    let module = g
+        .load(tessel::ptx::PTX, tessel_gpu::checks::sm90a::KERNELS)
+        .unwrap();
+    let (mut equal, mut total) = (0, 0);
+    for mnk in [
+        [1, 1, 8],
+        [17, 33, 72],
+        [130, 264, 136],
+        [257, 512, 72],
+        [300, 200, 1024],
+    ] {
+        for small in [true, false] {
+            let x = Inputs::<I>::new(rng, mnk, small);
+            let [m, n, k] = mnk.map(|v| v as i64);
+            let sim = simulate::<I, 0>(&x, 1).unwrap();
+            let want = x.reference();
+            let lay = |r: i64, c: i64| layout_core::Layout::parse(&format!("({r},{c}):({c},1)"));
+            let a = g.upload(&x.a, lay(m, k).unwrap()).unwrap();
+            let b = g.upload(&x.b, lay(n, k).unwrap()).unwrap();
+            let c = g.filled(lay(m, n).unwrap(), f32::NAN).unwrap();
+            let ma = encode_2d(g, &a, [BM, BK], TmaSwizzle::B128).unwrap();
+            let mb = encode_2d(g, &b, [BN, BK], TmaSwizzle::B128).unwrap();
+            let p = GemmWgParams {
+                a: GmemTensorMap::new(ma.ptr()),
+                b: GmemTensorMap::new(mb.ptr()),
+                c: c.param("c").unwrap(),
+                k,
+            };
+            module.launch::<GemmWg<I>>(p).unwrap();
+            let got = g.download(&c).unwrap();
+            for (e, (&gv, &sv)) in got.iter().zip(&sim).enumerate() {
+                let what = format!("{} {mnk:?} element {e}", I::NAME);
+                if small {
+                    assert_eq!(gv.to_bits(), sv.to_bits(), "{what}: {gv} vs {sv}");
+                } else {
+                    let err = (f64::from(gv) - want[e]).abs();
+                    assert!(err <= x.bound(e), "{what}: {gv} vs {}", want[e]);
+                    total += 1;
+                    equal += (gv.to_bits() == sv.to_bits()) as usize;
+                }
+            }
+        }
+    }
+    println!(
+        "gemm_wg {}: small integers bit-equal to the simulated GPU; random inputs within the \
+         bound of the f64 reference, {equal} of {total} bit-equal to the simulated GPU",
+        I::NAME
+    );
+}
+
+/// `cluster_check` (clusters of two blocks: distributed shared memory after `cluster_sync`, a box
+/// multicast by the copy engine into both blocks, mbarrier arrivals across the cluster) on the
+/// GPU: the outputs the simulated GPU gives, each element known (outputs poisoned with NaN).
+#[test]
+fn cluster_check_matches_the_simulated_gpu() {
+    use host::sim::{self, HostMem, Options, Sim, SimTensorMap};
+    use host::tma::{encode_2d, TmaSwizzle};
+    use layout_core::{FlatLayout, FlatTensor, Layout};
+    use tessel_gpu::cluster_check::{ClusterCheck, ClusterParams, BOX, COLS, ROWS, THREADS};
+    use tessel_gpu::ctx::Kernel;
+    let Some(g) = gpu() else { return };
+    if !g.has_kernel("gemm_sm90_bf16_f32") {
+        eprintln!("cluster_check_matches_the_simulated_gpu: SKIPPED, no sm_90a PTX here");
+        return;
+    }
+    let mut rng = seeded("cluster_check_matches_the_simulated_gpu");
+    let module = g
+        .load(tessel::ptx::PTX, tessel_gpu::checks::sm90a::KERNELS)
+        .unwrap();
+    let blocks = 2 * g.sms() as i64;
+    // rows 16-byte multiples apart, as the copy engine needs; a box short of the tensor
+    let (rows, cols) = (ROWS + 3, COLS + 4);
+    let mut x: Vec<f32> = rng.fill((rows * cols) as usize);
+    let (ly, lz) = (
+        FlatLayout::new([blocks, THREADS], [THREADS, 1]).unwrap(),
+        FlatLayout::new([blocks, BOX], [BOX, 1]).unwrap(),
+    );
+    // the simulated GPU
+    let mut sy = vec![f32::NAN; (blocks * THREADS) as usize];
+    let mut sz = vec![f32::NAN; (blocks * BOX) as usize];
+    let mut rx = vec![0u32; x.len()];
+    let (mut wy, mut wz) = (vec![0u32; sy.len()], vec![0u32; sz.len()]);
+    // SAFETY: the buffers outlive the launch
+    let p = unsafe {
+        ClusterParams {
+            x: SimTensorMap::new(
+                HostMem::new(&mut x, &mut rx),
+                [rows, cols],
+                cols,
+                [ROWS, COLS],
+                TmaSwizzle::None,
+            )
+            .unwrap(),
+            y: FlatTensor::new(HostMem::new(&mut sy, &mut wy).once(), ly),
+            z: FlatTensor::new(HostMem::new(&mut sz, &mut wz).once(), lz),
+        }
+    };
+    let p = ClusterCheck::<0>::prepare::<Sim>(p).unwrap();
+    let geo = ClusterCheck::<0>::geometry::<Sim>(&p, 1, 0);
+    sim::launch::<ClusterCheck>(&p, geo, Options { seed: 1 }).unwrap();
+    // the GPU
+    let lay = |r: i64, c: i64| Layout::parse(&format!("({r},{c}):({c},1)")).unwrap();
+    let dx = g.upload(&x, lay(rows, cols)).unwrap();
+    let map = encode_2d(&g, &dx, [ROWS, COLS], TmaSwizzle::None).unwrap();
+    let dy = g.filled(lay(blocks, THREADS), f32::NAN).unwrap();
+    let dz = g.filled(lay(blocks, BOX), f32::NAN).unwrap();
+    let p = ClusterParams {
+        x: GmemTensorMap::new(map.ptr()),
+        y: dy.param("y").unwrap(),
+        z: dz.param("z").unwrap(),
+    };
+    module.launch::<ClusterCheck>(p).unwrap();
+    let (gy, gz) = (g.download(&dy).unwrap(), g.download(&dz).unwrap());
+    for b in 0..blocks {
+        for t in 0..THREADS {
+            let i = (b * THREADS + t) as usize;
+            assert_eq!(gy[i], ((100 * (b ^ 1) + t) as f32), "y[{b}, {t}]");
+            assert_eq!(gy[i].to_bits(), sy[i].to_bits(), "y[{b}, {t}]");
+        }
+        for e in 0..BOX {
+            let (i, (r, c)) = ((b * BOX + e) as usize, (e / COLS, e % COLS));
+            assert_eq!(gz[i], x[(r * cols + c) as usize], "z[{b}, {e}]");
+            assert_eq!(gz[i].to_bits(), sz[i].to_bits(), "z[{b}, {e}]");
+        }
+    }
+    println!("cluster_check: {blocks} blocks in clusters of 2, as the simulated GPU");
+}

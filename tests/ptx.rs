@@ -199,6 +199,7 @@ fn kernels_take_the_launchers_parameters() {
         let extra = extra.chain(
             tessel_gpu::SM90A_KERNELS
                 .iter()
+                .chain(tessel_gpu::checks::sm90a::KERNELS)
                 .filter(|_| *arch == "sm_90a"),
         );
         // the same check `Gpu::load` makes of a user's registry
@@ -274,7 +275,12 @@ fn sm90a_entries_and_their_directives() {
         eprintln!("SKIPPED: no sm_90a PTX built (TESSEL_ARCH)");
         return;
     };
-    for k in tessel_gpu::SM90A_KERNELS.iter().map(|k| k.name) {
+    let checks = tessel_gpu::checks::sm90a::KERNELS;
+    for k in tessel_gpu::SM90A_KERNELS
+        .iter()
+        .chain(checks)
+        .map(|k| k.name)
+    {
         let body = entry(ptx, k);
         for bad in [".local", "call"] {
             assert!(!body.contains(bad), "{k}: `{bad}` in the PTX");

@@ -19,6 +19,8 @@ pub struct Ctx<S> {
     pub grid: [i64; 2],
     /// `threadIdx.x` (blocks are one-dimensional).
     pub thread: i64,
+    /// The block's rank in its cluster (`%cluster_ctarank`: `blockIdx.x % Kernel::CLUSTER`).
+    pub rank: i64,
     /// The block's dynamic shared memory, element 0.
     pub smem: S,
 }
@@ -39,6 +41,11 @@ pub struct Geometry {
 /// host's typed launcher (`host::gpu::Gpu::launch`), its simulated execution (`host::sim`), and
 /// the registry (the crate's `KERNELS`).
 pub trait Kernel {
+    /// Blocks per cluster, consecutive along x (1: no clusters). The grid's x extent must be a
+    /// multiple of it; the entry needs `.reqnctapercluster` of it on the device
+    /// (`ptx_directives!`). The blocks of a cluster run at once and reach each other's shared
+    /// memory ([`Dsm`](crate::mem::Dsm)) and barriers ([`crate::sync::cluster_sync`]).
+    const CLUSTER: i64 = 1;
     /// The element type of its shared memory (`()` when it has none).
     type Shared: Copy + Default;
     /// The parameters in memory space `M` ([`Space`]): a `#[repr(C)]` struct of tensors (over

@@ -46,8 +46,21 @@ pub fn ctx<S>(smem: S) -> crate::ctx::Ctx<S> {
         block: [block_x(), block_y()],
         grid: [grid_x(), grid_y()],
         thread: thread_x(),
+        rank: cluster_rank_pure(),
         smem,
     }
+}
+
+/// `%cluster_ctarank`, as a pure read (dropped where unused: kernels without clusters).
+#[inline(always)]
+fn cluster_rank_pure() -> i64 {
+    let r: u32;
+    // SAFETY: reads a special register.
+    unsafe {
+        asm!("mov.u32 {r}, %cluster_ctarank;", r = out(reg32) r,
+             options(pure, nomem, nostack, preserves_flags))
+    };
+    r as i64
 }
 
 /// `gridDim.y`.

@@ -16,6 +16,10 @@
 //!   reads and writes elements and 128-bit vectors, [`AsyncCopy`](mem::AsyncCopy) is `cp.async`.
 //! - [`mma`]: the warp's tensor-core instruction `mma.sync.m16n8k16`; `ldmatrix` is
 //!   [`Ldmatrix`](mem::Ldmatrix), on shared-memory engines.
+//! - [`tma`]: the copy engine's tiled loads and stores ([`BulkCopy`](tma::BulkCopy) on
+//!   shared-memory engines, through a [`TensorMap`](tma::TensorMap)), bulk groups, the async
+//!   proxy's fence.
+//! - [`wgmma`]: the warpgroup's tensor-core instruction (sm_90a) on shared-memory descriptors.
 //! - [`frag`]: register fragments ([`Fragment`](frag::Fragment), [`Atom`](frag::Atom)): a
 //!   thread's values of a tile loaded whole atoms at a time or under a predicate, computed on in
 //!   `f32`, rounded back, recast and converted.
@@ -69,6 +73,8 @@ pub mod rows;
 pub mod sim;
 pub mod stage;
 pub mod sync;
+pub mod tma;
+pub mod wgmma;
 
 #[cfg(target_arch = "nvptx64")]
 pub mod device;
@@ -86,40 +92,39 @@ pub mod prelude {
     pub use crate::math::{
         exp, exp2, exp2_approx, fma, log, log2_approx, rsqrt, sqrt, tanh, LOG2_E,
     };
-    pub use crate::mem::{AsyncCopy, Device, Gmem, Ldmatrix, Mem, Smem, Space, SwizzleEngine, V4};
+    pub use crate::mem::{
+        AsyncCopy, Device, Dsm, Gmem, Ldmatrix, Mem, Smem, Space, SwizzleEngine, V4,
+    };
     pub use crate::mma::{mma_m16n8k16, MmaIn};
     pub use crate::real::Real;
     pub use crate::rows::{RowSlice, Rows};
     pub use crate::stage::{Stage, Staged};
     pub use crate::sync::*;
+    pub use crate::tma::{BulkCopy, GmemTensorMap, TensorMap};
     pub use crate::unroll;
+    pub use crate::wgmma::{
+        gmma_desc, warpgroup_arrive, warpgroup_commit_batch, warpgroup_wait, wgmma,
+    };
     /// `core`'s `Result`, not layout-core's alias (which the glob `layout_core::*` would bring in).
     pub use core::result::Result;
     pub use half::{bf16, f16};
     pub use layout_core::*;
 }
 
-/// Declares a crate's PTX entry points, `name => KernelType, ...`: each becomes an
+/// Declares a crate's PTX entry points, `name => KernelType, ...` (after optional attributes
+/// for the entry functions, e.g. `#[cfg(target_feature = "sm_90a")]` for kernels only some
+/// archs' PTX holds): each becomes an
 /// `extern "ptx-kernel"` function `name` (on `nvptx64`) taking the kernel's `Params` with global
 /// memory by value and running its thread ([`device::run`]), an [`ctx::Entry`] implementation
 /// naming it (which the host launcher uses), and a line of `KERNELS`, the crate's registry
 /// (name, parameter bytes) that the host checks against the PTX.
 #[macro_export]
 macro_rules! kernels {
-    ($($name:ident => $k:ty),* $(,)?) => {
-        $(
-            #[cfg(target_arch = "nvptx64")]
-            #[no_mangle]
-            #[doc = concat!("The PTX entry point of `", stringify!($k), "`.")]
-            pub unsafe extern "ptx-kernel" fn $name(
-                p: <$k as $crate::ctx::Kernel>::Params<$crate::mem::Device>,
-            ) {
-                $crate::device::run::<$k>(p)
-            }
-            impl $crate::ctx::Entry for $k {
-                const NAME: &'static str = stringify!($name);
-            }
-        )*
+    ($(#[$m:meta])* $($name:ident => $k:ty),* $(,)?) => {
+        $crate::kernels!(@all [$(#[$m])*] $($name => $k),*);
+    };
+    (@all $attrs:tt $($name:ident => $k:ty),*) => {
+        $( $crate::kernels!(@entry $attrs $name $k); )*
         /// Every PTX entry point of this crate, in declaration order.
         pub const KERNELS: &[$crate::ctx::KernelInfo] = &[$(
             $crate::ctx::KernelInfo {
@@ -129,6 +134,20 @@ macro_rules! kernels {
                 >(),
             },
         )*];
+    };
+    (@entry [$(#[$m:meta])*] $name:ident $k:ty) => {
+        #[cfg(target_arch = "nvptx64")]
+        $(#[$m])*
+        #[no_mangle]
+        #[doc = concat!("The PTX entry point of `", stringify!($k), "`.")]
+        pub unsafe extern "ptx-kernel" fn $name(
+            p: <$k as $crate::ctx::Kernel>::Params<$crate::mem::Device>,
+        ) {
+            $crate::device::run::<$k>(p)
+        }
+        impl $crate::ctx::Entry for $k {
+            const NAME: &'static str = stringify!($name);
+        }
     };
 }
 

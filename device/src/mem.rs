@@ -7,6 +7,7 @@
 //! access of twice or four times the width), or the 128-bit vector that starts there.
 //! [`SwizzleEngine`] wraps an engine in a swizzle (a swizzled shared-memory tile).
 
+use crate::tma::{BulkCopy, GmemTensorMap, TensorMap};
 use layout_core::{Engine, Swizzle};
 
 /// 16 bytes, aligned as a 128-bit access needs.
@@ -89,8 +90,10 @@ pub trait Space: Copy + 'static {
     /// Global memory holding `T`s.
     type Global<T: Copy>: Mem<T>;
     /// The block's shared memory holding `T`s, filled from [`Space::Global`] by asynchronous
-    /// copies.
-    type Shared<T: Copy>: Mem<T> + AsyncCopy<Space = Self> + Ldmatrix;
+    /// copies and the copy engine.
+    type Shared<T: Copy>: Mem<T> + AsyncCopy<Space = Self> + BulkCopy + Dsm + Ldmatrix;
+    /// The copy engine's map of a global tensor of `T`s ([`crate::tma`]).
+    type TensorMap<T: Copy>: TensorMap;
 }
 
 /// `ldmatrix` (sm_75 and later): a warp reads four 8x8 matrices of 16-bit elements from shared
@@ -129,6 +132,25 @@ impl<E: Ldmatrix + Engine> Ldmatrix for SwizzleEngine<E> {
     }
 }
 
+/// Distributed shared memory (sm_90): the blocks of a cluster reach each other's shared memory
+/// and mbarriers. The simulated GPU runs a cluster's blocks at once, each access of another
+/// block's memory checked against that block's shadow, ordered by [`crate::sync::cluster_sync`]
+/// or the mbarriers.
+pub trait Dsm: Sized {
+    /// The same position in the shared memory of block `rank` of this cluster (`mapa`): reads
+    /// and writes through it reach that block's memory.
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    fn map_rank(&self, rank: i64) -> Self;
+    /// `mbarrier.arrive.shared::cluster` on the mbarrier at this position of block `rank`'s
+    /// shared memory: one arrival there, this thread's accesses before it ordered before what
+    /// that barrier's waiters do after.
+    ///
+    /// # Safety
+    /// An initialised mbarrier there; block `rank` still running.
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn mbarrier_arrive_cluster(&self, rank: i64);
+}
+
 /// The GPU's memory: [`Gmem`] and [`Smem`], device addresses. On the host they are only carried
 /// to the launch (a host never dereferences a device address: a kernel runs on the host through
 /// the simulated GPU's space).
@@ -138,6 +160,7 @@ pub struct Device;
 impl Space for Device {
     type Global<T: Copy> = Gmem<T>;
     type Shared<T: Copy> = Smem<T>;
+    type TensorMap<T: Copy> = GmemTensorMap<T>;
 }
 
 /// Asynchronous 16-byte copies into this memory (shared memory) from its space's global memory:
@@ -534,6 +557,23 @@ mod device {
         }
     }
 
+    impl<U> Dsm for Smem<U> {
+        #[inline(always)]
+        fn map_rank(&self, rank: i64) -> Self {
+            let p: *mut U;
+            // SAFETY: an address computation
+            unsafe {
+                core::arch::asm!("mapa.u64 {d}, {a}, {r};", d = out(reg64) p, a = in(reg64) self.0,
+                                 r = in(reg32) rank as u32, options(pure, nomem, nostack, preserves_flags))
+            };
+            Smem(p)
+        }
+        #[inline(always)]
+        unsafe fn mbarrier_arrive_cluster(&self, rank: i64) {
+            crate::device::mbarrier_arrive_cluster(smem_addr(self.0), rank)
+        }
+    }
+
     impl<U> AsyncCopy for Smem<U> {
         type Space = Device;
         /// `cp.async.cg.shared.global [here], [src], 16`.
@@ -577,12 +617,15 @@ mod device {
 /// check every access). These accesses exist so that `Device` is a [`Space`] on every target;
 /// reaching one is a bug of the caller, reported as such.
 #[cfg(not(target_arch = "nvptx64"))]
+pub(crate) use off_device::no_device;
+
+#[cfg(not(target_arch = "nvptx64"))]
 mod off_device {
     use super::*;
 
     #[cold]
     #[track_caller]
-    fn no_device(what: &str) -> ! {
+    pub(crate) fn no_device(what: &str) -> ! {
         panic!(
             "{what} through a device address on the host: kernels run on the host only in the \
              simulated GPU's space (host::sim)"
@@ -640,6 +683,15 @@ mod off_device {
         }
         unsafe fn ldmatrix_x4_trans(&self) -> [u32; 4] {
             no_device("ldmatrix")
+        }
+    }
+
+    impl<U> Dsm for Smem<U> {
+        fn map_rank(&self, _: i64) -> Self {
+            no_device("mapa")
+        }
+        unsafe fn mbarrier_arrive_cluster(&self, _: i64) {
+            no_device("mbarrier.arrive.shared::cluster")
         }
     }
 

@@ -39,6 +39,9 @@ pub enum Sync {
         /// Threads it waits for (0: the block's).
         threads: u32,
     },
+    /// `barrier.cluster.arrive` then `barrier.cluster.wait`: every thread of every block of the
+    /// cluster.
+    ClusterBarrier,
     /// `bar.warp.sync 0xffffffff`.
     Warp,
     /// `shfl.sync.<mode>.b32 value, arg` over the full warp.
@@ -89,6 +92,40 @@ pub enum Sync {
         bar: u32,
         /// The phase's parity (0 or 1).
         parity: u32,
+    },
+    /// `wgmma.fence.sync.aligned` over the thread's warpgroup.
+    WgmmaFence,
+    /// `wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}` over the thread's warpgroup, A
+    /// and B from shared memory through their descriptors, `N = 2 values`.
+    Wgmma {
+        /// A's descriptor (`64 x 16`, K-major).
+        a: u64,
+        /// B's descriptor (`N x 16`, K-major).
+        b: u64,
+        /// `bf16` operands (else `f16`).
+        bf16: bool,
+        /// Add to the accumulators (else overwrite them: scale-d 0).
+        accumulate: bool,
+        /// Accumulators per thread (`N / 2`).
+        values: u32,
+        /// The thread's accumulators: the calling thread's, valid while it waits.
+        acc: *mut f32,
+    },
+    /// `wgmma.commit_group.sync.aligned` over the thread's warpgroup.
+    WgmmaCommit,
+    /// `wgmma.wait_group.sync.aligned n` over the thread's warpgroup: all but its `n` most
+    /// recent groups of wgmmas are complete.
+    WgmmaWait {
+        /// Groups that may stay in flight.
+        n: u32,
+    },
+    /// `cp.async.bulk.wait_group[.read] n` of this thread: all but its `n` most recent groups of
+    /// bulk copies (TMA stores) have read their shared-memory sources (`read`) or completed.
+    BulkWait {
+        /// Groups that may stay in flight.
+        n: u32,
+        /// `.read`.
+        read: bool,
     },
 }
 

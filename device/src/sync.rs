@@ -31,6 +31,23 @@ pub fn sync_threads() {
     request(Sync::Barrier { id: 0, threads: 0 });
 }
 
+/// `barrier.cluster.arrive.release` then `barrier.cluster.wait.acquire` (CuTe's
+/// `cluster_sync`): every thread of every block of the cluster arrives before any goes on, and
+/// their shared-memory accesses (mbarrier initialisations included) before it are seen by every
+/// thread of the cluster after it. Every thread of the cluster must reach it (the simulated GPU
+/// reports one that does not, as a deadlock).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn cluster_sync() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: a barrier cannot corrupt memory
+    unsafe {
+        crate::device::cluster_sync()
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    request(Sync::ClusterBarrier);
+}
+
 /// `bar.sync id, threads`: waits until `threads` threads (a multiple of 32, whole warps) have
 /// arrived at named barrier `id` (1..16; 0 is [`sync_threads`]'s); their shared-memory accesses
 /// before it are seen by each other after it.

@@ -99,21 +99,23 @@ macro_rules! each_pair {
 }
 
 pub mod axpby;
+pub mod cluster_check;
 pub mod copy;
 pub mod gemm;
 pub mod gemm_sm90;
+pub mod gemm_wg;
 pub mod math_check;
 pub mod mma_peak;
 pub mod mma_tile;
 pub mod prims;
 pub mod rmsnorm;
-pub mod tma;
+pub mod tma_copy;
 pub mod transpose;
 pub mod wgmma_peak;
 
 #[cfg(target_arch = "nvptx64")]
 pub use tessel_device::device;
-pub use tessel_device::{ctx, frag, math, mem, mma, real, rows, stage, sync, unroll};
+pub use tessel_device::{ctx, frag, math, mem, mma, real, rows, stage, sync, tma, unroll, wgmma};
 use tessel_device::{kernels, ptx_directives};
 
 use half::{bf16, f16};
@@ -229,6 +231,19 @@ pub mod checks {
         mma_tile_bf16 => crate::mma_tile::MmaTile<bf16>,
         mma_tile_f16 => crate::mma_tile::MmaTile<f16>,
     }
+
+    /// The checks in sm_90a PTX only (the copy engine and wgmma).
+    pub mod sm90a {
+        use half::{bf16, f16};
+        tessel_device::kernels! { #[cfg(target_feature = "sm_90a")]
+            gemm_wg_bf16 => crate::gemm_wg::GemmWg<bf16>,
+            gemm_wg_f16 => crate::gemm_wg::GemmWg<f16>,
+            cluster_check => crate::cluster_check::ClusterCheck,
+        }
+        tessel_device::ptx_directives! { #[cfg(target_feature = "sm_90a")] reqnctapercluster:
+            cluster_check => crate::cluster_check::CLUSTER,
+        }
+    }
 }
 
 /// The microbenchmarks' entry points.
@@ -268,8 +283,8 @@ macro_rules! sm90_kernels {
 }
 
 sm90_kernels! {
-    tma_copy_f32 => tma::tma_copy [f32] (tma::TmaCopyParams<mem::Gmem<f32>>),
-    tma_copy_bf16 => tma::tma_copy [bf16] (tma::TmaCopyParams<mem::Gmem<bf16>>),
+    tma_copy_f32 => tma_copy::tma_copy [f32] (tma_copy::TmaCopyParams<mem::Gmem<f32>>),
+    tma_copy_bf16 => tma_copy::tma_copy [bf16] (tma_copy::TmaCopyParams<mem::Gmem<bf16>>),
     bulk_copy_f32 => copy::bulk_copy [f32] (copy::BulkCopyParams<mem::Gmem<f32>>),
     bulk_copy_f16 => copy::bulk_copy [f16] (copy::BulkCopyParams<mem::Gmem<f16>>),
     bulk_copy_bf16 => copy::bulk_copy [bf16] (copy::BulkCopyParams<mem::Gmem<bf16>>),

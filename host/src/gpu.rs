@@ -1122,7 +1122,7 @@ impl Gpu {
         map: &crate::tma::TensorMap,
         dst: &mut DeviceTensor<T>,
     ) -> Result<()> {
-        use tessel_gpu::tma::{TmaCopyParams, SMEM_SLACK, THREADS};
+        use tessel_gpu::tma_copy::{TmaCopyParams, SMEM_SLACK, THREADS};
         let sw = map
             .mode
             .swizzle(8 * std::mem::size_of::<T>() as i64)

@@ -11,6 +11,7 @@ pub mod exec;
 pub mod gemm;
 pub mod gemm_exec;
 pub mod gemm_sm90_exec;
+pub mod gemm_wg;
 pub mod gpu;
 pub mod jobs;
 mod library;

@@ -111,6 +111,34 @@ pub fn addressable(
     Ok(())
 }
 
+/// Can the copy engine move boxes of `boxed` `(rows, cols)` elements of `bytes` bytes laid out
+/// by `mode`? `Err` names the violated condition: extents 1 to 256, the box's row a multiple of
+/// 16 bytes and at most the swizzle's span.
+pub fn check_box(
+    [br, bc]: [i64; 2],
+    bytes: i64,
+    mode: TmaSwizzle,
+) -> std::result::Result<(), String> {
+    if !(1..=256).contains(&br) || !(1..=256).contains(&bc) {
+        return Err(format!("box extents must be 1 to 256, got {br}x{bc}"));
+    }
+    if (bc * bytes) % 16 != 0 {
+        return Err(format!(
+            "the box's row must be a multiple of 16 bytes, got {} bytes",
+            bc * bytes
+        ));
+    }
+    if mode != TmaSwizzle::None && bc * bytes > span(mode) {
+        return Err(format!(
+            "a {}-byte swizzle takes box rows of at most {} bytes, got {}",
+            span(mode),
+            span(mode),
+            bc * bytes
+        ));
+    }
+    Ok(())
+}
+
 /// The tensor map of `t`, rank 2 `(rows, cols)` with unit column stride, loaded `boxed` =
 /// `(box_rows, box_cols)` at a time into shared memory laid out by `mode`. `Err` names the
 /// violated condition: the copy engine's (box extents 1..=256, the box's row a multiple of 16
@@ -130,24 +158,10 @@ pub fn encode_2d<T: TmaElem>(
     if let Err(m) = addressable(p.shape(), p.layout().stride(), bytes, p.engine().0 as u64) {
         return bad(m);
     }
+    if let Err(m) = check_box(boxed, bytes, mode) {
+        return bad(m);
+    }
     let [br, bc] = boxed;
-    if !(1..=256).contains(&br) || !(1..=256).contains(&bc) {
-        return bad(format!("box extents must be 1 to 256, got {br}x{bc}"));
-    }
-    if (bc * bytes) % 16 != 0 {
-        return bad(format!(
-            "the box's row must be a multiple of 16 bytes, got {} bytes",
-            bc * bytes
-        ));
-    }
-    if mode != TmaSwizzle::None && bc * bytes > span(mode) {
-        return bad(format!(
-            "a {}-byte swizzle takes box rows of at most {} bytes, got {}",
-            span(mode),
-            span(mode),
-            bc * bytes
-        ));
-    }
     let dims = [cols as u64, rows as u64];
     let strides = [(ld.max(cols) * bytes) as u64];
     let boxd = [bc as u32, br as u32];

@@ -49,16 +49,20 @@ pub fn span(space: &str, (pos, len): (i64, i64), n: i64, align: i64, what: &str)
     pos as usize
 }
 
-/// A block's shared state, reached by its threads' engines and device calls (`default`: to be
-/// reused from block to block).
+/// The shared state of a cluster of blocks (one block for a kernel without clusters), reached
+/// by its threads' engines and device calls (`default`: to be reused from cluster to cluster).
+/// Its threads are numbered through the cluster: thread `t` of the block of rank `r` is
+/// `r * threads + t`.
 #[derive(Default)]
 pub struct BlockState {
-    /// The block's vector clocks.
+    /// The threads' vector clocks (and the copy engine's, the last).
     pub clocks: RefCell<Clocks>,
-    /// Its shared memory's shadow.
-    pub smem: RefCell<Smem>,
-    /// Its mbarriers.
-    pub mbar: RefCell<Mbarriers>,
+    /// Each block's shared memory's shadow, by rank.
+    pub smem: Vec<RefCell<Smem>>,
+    /// Each block's mbarriers, by rank.
+    pub mbar: Vec<RefCell<Mbarriers>>,
+    /// Threads per block.
+    threads: usize,
     running: Cell<usize>,
     block: Cell<[i64; 2]>,
     yielders: Vec<Cell<*const Yielder<u32, (Sync, Site)>>>,
@@ -95,21 +99,29 @@ enum State {
     Ended,
 }
 
-/// Runs block `block` of a launch, with the reused `state`: a coroutine of `thread(t)` on each
-/// of the pooled `stacks`, with `smem_elems` shared elements of `elem_bytes` bytes in the shadow
-/// `state` keeps. Any fault unwinds out of it.
+/// Runs the cluster whose first block is `block` of a launch, with the reused `state`: a
+/// coroutine of `thread(t)` on each of the pooled `stacks` (`smem.len()` blocks of
+/// `stacks.len() / smem.len()` threads), each block with its shared memory `smem[r]` (`data`,
+/// elements, bytes per element) in the shadow `state` keeps. Any fault unwinds out of it.
 pub fn run_block(
     (state, block): (&mut BlockState, [i64; 2]),
     stacks: &mut [DefaultStack],
     schedule: &mut Schedule,
-    (smem_elems, elem_bytes): (usize, usize),
+    smem: &[(*mut u8, usize, usize)],
     thread: &dyn Fn(usize),
 ) {
-    let threads = stacks.len();
+    let (threads, blocks) = (stacks.len(), smem.len());
+    let per_block = threads / blocks;
     state.block.set(block);
-    state.clocks.get_mut().reset(threads);
-    state.smem.get_mut().reset(smem_elems, elem_bytes, threads);
-    state.mbar.get_mut().reset();
+    state.threads = per_block;
+    // one more clock: the copy engine's
+    state.clocks.get_mut().reset(threads + 1);
+    state.smem.resize_with(blocks, Default::default);
+    state.mbar.resize_with(blocks, Default::default);
+    for (r, &m) in smem.iter().enumerate() {
+        state.smem[r].get_mut().reset(m, (r * per_block, per_block));
+        state.mbar[r].get_mut().reset();
+    }
     state
         .yielders
         .resize_with(threads, || Cell::new(std::ptr::null()));
@@ -149,17 +161,23 @@ pub fn run_block(
                     arrival += 1;
                 }
                 CoroutineResult::Return(()) => {
-                    state.smem.borrow().check_ended(t);
+                    state.smem[t / per_block].borrow().check_ended(t);
                     states[t] = State::Ended;
                 }
             }
         }
         if states.iter().all(|s| matches!(s, State::Ended)) {
-            state.mbar.borrow().check_ended();
+            for (s, m) in state.smem.iter().zip(&state.mbar) {
+                s.borrow().check_block_ended();
+                m.borrow().check_ended();
+            }
             return;
         }
-        if !complete(state, &mut states, &mut results, &mut waiting) {
-            fault(stuck(&states) + &state.mbar.borrow().report());
+        if !complete(state, &mut states, &mut results, &mut waiting)
+            && !complete_async(state, &mut states, &mut results)
+        {
+            let reports: String = state.mbar.iter().map(|m| m.borrow().report()).collect();
+            fault(stuck(&states) + &reports);
         }
     }
 }
@@ -188,6 +206,11 @@ impl BlockState {
     pub fn running(&self) -> usize {
         self.running.get()
     }
+
+    /// The rank of thread `t`'s block in the cluster.
+    pub fn rank_of(&self, t: usize) -> usize {
+        t / self.threads
+    }
 }
 
 /// Completes every barrier and warp operation whose threads have all arrived: their threads
@@ -198,18 +221,28 @@ fn complete(
     results: &mut [u32],
     waiting: &mut Vec<(u32, u64, usize, u32, Site)>,
 ) -> bool {
-    let threads = states.len();
+    let (all, threads) = (states.len(), b.threads);
     let mut progress = false;
-    // barriers: (id, arrival, thread, count, site), grouped by id in arrival order
+    // the cluster's barrier: every thread of every block
+    let at_cluster_barrier = |s: &State| matches!(s, State::Waiting(Sync::ClusterBarrier, _, _));
+    if at_cluster_barrier(&states[0]) && states.iter().all(at_cluster_barrier) {
+        b.clocks.borrow_mut().block_barrier();
+        b.smem.iter().for_each(|m| m.borrow_mut().block_barrier());
+        states.fill(State::Runnable);
+        results.fill(0);
+        progress = true;
+    }
+    // barriers: (block and id, arrival, thread, count, site), grouped by block and id in arrival
+    // order
     waiting.clear();
     for (t, s) in states.iter().enumerate() {
         if let State::Waiting(Sync::Barrier { id, threads: n }, site, at) = *s {
-            waiting.push((id, at, t, n, site));
+            waiting.push(((t / threads) as u32 * 32 + id, at, t, n, site));
         }
     }
     waiting.sort_unstable_by_key(|w| (w.0, w.1));
     for group in waiting.chunk_by(|a, b| a.0 == b.0) {
-        let (id, n, site) = (group[0].0, group[0].3, group[0].4);
+        let (id, n, site) = (group[0].0 % 32, group[0].3, group[0].4);
         if let Some(w) = group.iter().find(|w| w.3 != n) {
             fault(format!(
                 "barrier {id}: thread {} waits for {n} threads at {site}, thread {} for {} at {}",
@@ -224,9 +257,9 @@ fn complete(
             ));
         }
         if group.len() >= need {
-            if need == threads {
+            if need == all {
                 b.clocks.borrow_mut().block_barrier();
-                b.smem.borrow_mut().block_barrier();
+                b.smem[0].borrow_mut().block_barrier();
             } else {
                 let set: Vec<usize> = group[..need].iter().map(|w| w.2).collect();
                 b.clocks.borrow_mut().join(&set);
@@ -241,7 +274,7 @@ fn complete(
     // mbarrier waits whose phase has completed: the waiter acquires what the phase published
     for (t, s) in states.iter_mut().enumerate() {
         if let State::Waiting(Sync::MbarWait { bar, parity }, site, _) = *s {
-            let mut mbar = b.mbar.borrow_mut();
+            let mut mbar = b.mbar[t / threads].borrow_mut();
             if let Some(published) = mbar.ready(bar, parity, site) {
                 b.clocks.borrow_mut().acquire(t, published);
                 *s = State::Runnable;
@@ -250,36 +283,27 @@ fn complete(
             }
         }
     }
-    // setmaxnreg: all 128 threads of a warpgroup at the same one
-    for g in 0..threads / 128 {
-        let group = 128 * g..128 * g + 128;
-        let mut first: Option<(Sync, Site, usize)> = None;
-        let mut all = true;
-        for t in group.clone() {
-            match states[t] {
-                State::Waiting(op @ Sync::SetMaxNReg { .. }, site, _) => match first {
-                    None => first = Some((op, site, t)),
-                    Some((f, fsite, ft)) if f != op => fault(format!(
-                        "warpgroup {g}: thread {ft} at {} ({fsite}), thread {t} at {} ({site}): \
-                         setmaxnreg differs within the warpgroup",
-                        name(&f),
-                        name(&op)
-                    )),
-                    Some(_) => {}
-                },
-                _ => all = false,
-            }
+    // warpgroup operations: all 128 threads of a warpgroup at the same one (its wait completes
+    // in `complete_async`)
+    for g in 0..all / 128 {
+        if !threads.is_multiple_of(128) {
+            break;
         }
-        if all && first.is_some() {
-            for t in group {
-                states[t] = State::Runnable;
-                results[t] = 0;
-            }
-            progress = true;
+        let Some((op, site)) = warpgroup_meets(states, g) else {
+            continue;
+        };
+        if matches!(op, Sync::WgmmaWait { .. }) {
+            continue;
         }
+        warpgroup_op(b, (g, op, site), states);
+        for t in 128 * g..128 * g + 128 {
+            states[t] = State::Runnable;
+            results[t] = 0;
+        }
+        progress = true;
     }
     // warp operations: all 32 lanes at the same kind
-    for w in 0..threads / 32 {
+    for w in 0..all / 32 {
         let lanes = 32 * w..32 * w + 32;
         let mut ops = [Sync::Warp; 32];
         let mut all = true;
@@ -311,12 +335,152 @@ fn complete(
 }
 
 /// Is `op` one of the warp's operations (all 32 lanes meet at it), not a barrier, an mbarrier
-/// wait or a warpgroup's `setmaxnreg`?
+/// wait, a thread's bulk wait or a warpgroup's operation?
 fn is_warp_op(op: &Sync) -> bool {
     !matches!(
         op,
-        Sync::Barrier { .. } | Sync::MbarWait { .. } | Sync::SetMaxNReg { .. }
+        Sync::Barrier { .. } | Sync::ClusterBarrier | Sync::MbarWait { .. } | Sync::BulkWait { .. }
+    ) && !is_warpgroup_op(op)
+}
+
+/// Is `op` one of the warpgroup's operations (all 128 threads meet at it)?
+fn is_warpgroup_op(op: &Sync) -> bool {
+    matches!(
+        op,
+        Sync::SetMaxNReg { .. }
+            | Sync::WgmmaFence
+            | Sync::Wgmma { .. }
+            | Sync::WgmmaCommit
+            | Sync::WgmmaWait { .. }
     )
+}
+
+/// Do two threads' warpgroup operations meet: the same instruction with the same operands (but
+/// each thread's own accumulators)?
+fn same_warpgroup_op(a: &Sync, b: &Sync) -> bool {
+    match (*a, *b) {
+        (Sync::Wgmma { acc: _, .. }, Sync::Wgmma { acc, .. }) => {
+            let mut x = *a;
+            if let Sync::Wgmma { acc: ref mut p, .. } = x {
+                *p = acc;
+            }
+            x == *b
+        }
+        _ => a == b,
+    }
+}
+
+/// The operation all 128 threads of warpgroup `g` wait at, with the first's site; `None` while
+/// one is elsewhere. Threads of the warpgroup at different ones (the same `.aligned` instruction
+/// must be executed by all) are a fault naming two of them.
+fn warpgroup_meets(states: &[State], g: usize) -> Option<(Sync, Site)> {
+    let mut first: Option<(Sync, Site, usize)> = None;
+    let mut all = true;
+    for (t, state) in states.iter().enumerate().skip(128 * g).take(128) {
+        match *state {
+            State::Waiting(op, site, _) if is_warpgroup_op(&op) => match first {
+                None => first = Some((op, site, t)),
+                Some((f, fsite, ft)) if !same_warpgroup_op(&f, &op) => {
+                    let (nf, no) = (name(&f), name(&op));
+                    let what = nf.split(['.', '(', ':']).next().unwrap_or("");
+                    fault(format!(
+                        "warpgroup {g}: thread {ft} at {nf} ({fsite}), thread {t} at {no} \
+                         ({site}): {what} differs within the warpgroup (its threads execute the \
+                         same instruction with the same operands)"
+                    ))
+                }
+                Some(_) => {}
+            },
+            _ => all = false,
+        }
+    }
+    first.filter(|_| all).map(|(op, site, _)| (op, site))
+}
+
+/// Warpgroup `g`'s `op`, met by all its threads at `site`.
+fn warpgroup_op(b: &BlockState, (wg, op, site): (usize, Sync, Site), states: &[State]) {
+    let group: Vec<usize> = (128 * wg..128 * wg + 128).collect();
+    // the block, and the warpgroup in it
+    let (r, g) = (b.rank_of(128 * wg), 128 * wg % b.threads / 128);
+    match op {
+        Sync::WgmmaFence => {
+            b.clocks.borrow_mut().join(&group);
+            b.smem[r].borrow_mut().warpgroups[g].1 = true;
+        }
+        Sync::Wgmma {
+            a,
+            b: bd,
+            bf16,
+            accumulate,
+            values,
+            ..
+        } => {
+            let mut smem = b.smem[r].borrow_mut();
+            if !smem.warpgroups[g].1 {
+                fault(format!(
+                    "warpgroup {g}: wgmma at {site} with no warpgroup_arrive (wgmma.fence) since \
+                     the warpgroup started or last waited: the tensor cores may not see its \
+                     registers and shared memory as the threads left them"
+                ));
+            }
+            let acc: Vec<*mut f32> = group
+                .iter()
+                .map(|&t| match states[t] {
+                    State::Waiting(Sync::Wgmma { acc, .. }, _, _) => acc,
+                    _ => unreachable!("met at the wgmma"),
+                })
+                .collect();
+            super::tensor_core::wgmma(
+                (&mut smem, &b.clocks.borrow()),
+                (g, 128 * wg),
+                [a, bd],
+                (bf16, accumulate, values as usize),
+                &acc,
+                site,
+            );
+        }
+        Sync::WgmmaCommit => b.smem[r].borrow_mut().wgmma_commit(g),
+        _ => {}
+    }
+}
+
+/// Completes what the async proxy has in flight, when nothing else can go on (the latest a GPU
+/// could): the copy engine's loads land, threads' bulk waits and warpgroups' wgmma waits
+/// return. False when there was none.
+fn complete_async(b: &BlockState, states: &mut [State], results: &mut [u32]) -> bool {
+    let all = states.len();
+    let mut progress = false;
+    for (smem, mbar) in b.smem.iter().zip(&b.mbar) {
+        progress |=
+            smem.borrow_mut()
+                .land_loads(&mut b.clocks.borrow_mut(), &mut mbar.borrow_mut(), all);
+    }
+    for t in 0..all {
+        if let State::Waiting(Sync::BulkWait { n, .. }, _, _) = states[t] {
+            b.smem[b.rank_of(t)].borrow_mut().bulk_wait(t, n);
+            states[t] = State::Runnable;
+            results[t] = 0;
+            progress = true;
+        }
+    }
+    for wg in 0..all / 128 {
+        if !b.threads.is_multiple_of(128) {
+            break;
+        }
+        if let Some((Sync::WgmmaWait { n }, _)) = warpgroup_meets(states, wg) {
+            let (r, g) = (b.rank_of(128 * wg), 128 * wg % b.threads / 128);
+            b.smem[r].borrow_mut().wgmma_wait(g, n);
+            b.clocks
+                .borrow_mut()
+                .join(&(128 * wg..128 * wg + 128).collect::<Vec<_>>());
+            for t in 128 * wg..128 * wg + 128 {
+                states[t] = State::Runnable;
+                results[t] = 0;
+            }
+            progress = true;
+        }
+    }
+    progress
 }
 
 /// Do two lanes' operations meet (the same instruction kind and mode)?
@@ -389,7 +553,7 @@ fn warp_op(ops: &[Sync]) -> [u32; 32] {
             });
             super::tensor_core::mma_m16n8k16(regs, bf16);
         }
-        Sync::Warp | Sync::Barrier { .. } | Sync::MbarWait { .. } | Sync::SetMaxNReg { .. } => {}
+        _ => {}
     }
     out
 }
@@ -449,6 +613,13 @@ fn name(op: &Sync) -> String {
         Sync::Mma { bf16, .. } => {
             format!("mma.sync.m16n8k16.{}", if *bf16 { "bf16" } else { "f16" })
         }
+        Sync::ClusterBarrier => "cluster_sync".to_string(),
+        Sync::WgmmaFence => "warpgroup_arrive (wgmma.fence)".to_string(),
+        Sync::Wgmma { values, .. } => format!("wgmma.m64n{}k16", 2 * values),
+        Sync::WgmmaCommit => "warpgroup_commit_batch".to_string(),
+        Sync::WgmmaWait { n } => format!("warpgroup_wait::<{n}>"),
+        Sync::BulkWait { n, read: true } => format!("bulk_wait_read::<{n}>"),
+        Sync::BulkWait { n, read: false } => format!("bulk_wait::<{n}>"),
     }
 }
 

@@ -22,6 +22,8 @@ pub struct Clocks {
     own: Vec<u32>,
     floor: Vec<u32>,
     extra: Vec<Vec<Epoch>>,
+    /// Per thread: its `fence.proxy.async` count (what the async proxy sees of its writes).
+    fences: Vec<u32>,
 }
 
 impl Clocks {
@@ -33,6 +35,19 @@ impl Clocks {
         self.floor.resize(threads, 0);
         self.extra.iter_mut().for_each(Vec::clear);
         self.extra.resize(threads, Vec::new());
+        self.fences.clear();
+        self.fences.resize(threads, 0);
+    }
+
+    /// Thread `t`'s `fence.proxy.async`: its writes so far are seen by the async proxy.
+    pub fn fence(&mut self, t: usize) {
+        self.fences[t] = self.fences[t].wrapping_add(1);
+    }
+
+    /// Thread `t`'s fences so far.
+    #[inline]
+    pub fn fences(&self, t: usize) -> u32 {
+        self.fences[t]
     }
 
     /// Thread `t`'s current epoch.

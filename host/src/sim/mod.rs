@@ -19,9 +19,20 @@
 //! `ldmatrix` and `mma.sync` are warp operations ([`tensor_core`]); `setmaxnreg` meets its
 //! warpgroup.
 //!
-//! What it does not model yet: the copy engine (TMA), `wgmma`, clusters and
-//! distributed shared memory (the GEMMs still have their own host executions), and races on
-//! global memory (only each output element's write count is checked).
+//! The async proxy: the copy engine's tiled loads and stores ([`tma`], through a
+//! [`SimTensorMap`]) and `wgmma` (a warpgroup operation whose descriptors are decoded as the PTX
+//! ISA defines them) are operations in flight on shared memory. A load lands only when no thread
+//! can go on (the latest a GPU could land it), as a write of the copy engine (a clock of its own)
+//! released to its mbarrier; a store or a wgmma reads until the wait that covers it. Reported,
+//! with both sites: a touch of a load's box in flight, a write to shared memory a store or wgmma
+//! may still read, a store or wgmma reading what threads wrote without `fence_proxy_async`, a
+//! wgmma without `warpgroup_arrive` since the warpgroup's last wait, a warpgroup whose threads
+//! reach different operations, and a block or thread that ends with any of them in flight.
+//!
+//! What it does not model yet: clusters and distributed shared memory (multicast loads, remote
+//! mbarrier arrivals: `gemm_sm90` still has its own host execution), wgmma's MN-major operands
+//! and register-sourced A, and races on global memory (only each output element's write count is
+//! checked).
 
 mod block;
 mod clock;
@@ -30,10 +41,12 @@ mod mbarrier;
 mod schedule;
 mod shared;
 mod tensor_core;
+mod tma;
 
 pub use block::ranges;
 pub use global::{written_once, HostMem};
 pub use shared::SharedMem;
+pub use tma::SimTensorMap;
 
 use block::{run_block, BlockState, Fault};
 use corosensei::stack::DefaultStack;
@@ -51,6 +64,7 @@ pub struct Sim;
 impl Space for Sim {
     type Global<T: Copy> = HostMem<T>;
     type Shared<T: Copy> = SharedMem<T>;
+    type TensorMap<T: Copy> = SimTensorMap<T>;
 }
 
 /// How a launch is simulated.
@@ -103,45 +117,65 @@ std::thread_local! {
     static STACKS: RefCell<Vec<DefaultStack>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Runs kernel `K` over `geometry` on the simulated GPU: every block in turn, each with a fresh
-/// shared memory of `geometry.smem_bytes` bytes. `p` must be prepared (`K::prepare`), its engines
-/// host buffers. `Err` is the first fault found; the buffers then hold what the kernel wrote
-/// until it.
+/// Runs kernel `K` over `geometry` on the simulated GPU: every block (every cluster of
+/// `K::CLUSTER` blocks, their threads together) in turn, each block with a fresh shared memory of
+/// `geometry.smem_bytes` bytes. `p` must be prepared (`K::prepare`), its engines host buffers.
+/// `Err` is the first fault found; the buffers then hold what the kernel wrote until it. In a
+/// cluster's faults, thread `r * threads + t` is thread `t` of the block of rank `r`.
 pub fn launch<K: Kernel>(
     p: &K::Params<Sim>,
     geometry: Geometry,
     options: Options,
 ) -> Result<(), SimError> {
-    let threads = geometry.threads as usize;
+    let cluster = K::CLUSTER;
+    if !(1..=16).contains(&cluster) || geometry.grid[0] % cluster != 0 {
+        return Err(SimError {
+            block: [0, 0],
+            seed: options.seed,
+            message: format!(
+                "clusters of {cluster} blocks (1 to 16) that do not divide the grid's {} \
+                 blocks along x",
+                geometry.grid[0]
+            ),
+        });
+    }
+    let (threads, blocks) = (geometry.threads as usize, cluster as usize);
     let elem = std::mem::size_of::<K::Shared>().max(1);
     let elems = geometry.smem_bytes as usize / elem;
     let mut stacks = STACKS.with(|s| std::mem::take(&mut *s.borrow_mut()));
-    while stacks.len() < threads {
+    while stacks.len() < threads * blocks {
         stacks.push(DefaultStack::new(STACK_BYTES).expect("a coroutine stack"));
     }
     let mut state = BlockState::default();
     let mut schedule = Schedule::new(options.seed);
-    let mut smem = vec![K::Shared::default(); elems];
+    let mut smem = vec![K::Shared::default(); elems.max(1) * blocks];
     global::new_launch();
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let base = smem.as_mut_ptr();
+        // SAFETY: block r's elements, inside the buffer
+        let at = |r: usize| unsafe { base.add(r * elems.max(1)) };
+        let bufs: Vec<_> = (0..blocks)
+            .map(|r| (at(r) as *mut u8, elems, elem))
+            .collect();
         for by in 0..geometry.grid[1] {
-            for bx in 0..geometry.grid[0] {
-                let s = SharedMem::new(smem.as_mut_ptr(), elems);
-                let thread = |t: usize| {
+            for cx in 0..geometry.grid[0] / cluster {
+                let thread = |gt: usize| {
+                    let (r, t) = (gt / threads, gt % threads);
                     let c = Ctx {
-                        block: [bx, by],
+                        block: [cx * cluster + r as i64, by],
                         grid: geometry.grid,
                         thread: t as i64,
-                        smem: s,
+                        rank: r as i64,
+                        smem: SharedMem::new(at(r), elems, r),
                     };
                     // SAFETY: host memory; every access is checked and faults out of range
                     unsafe { K::thread::<Sim>(p, &c) }
                 };
                 run_block(
-                    (&mut state, [bx, by]),
-                    &mut stacks[..threads],
+                    (&mut state, [cx * cluster, by]),
+                    &mut stacks[..threads * blocks],
                     &mut schedule,
-                    (elems, elem),
+                    &bufs,
                     &thread,
                 );
             }

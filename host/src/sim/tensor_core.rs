@@ -3,8 +3,16 @@
 //! computes `D = A B^T + C` from the fragments, mapped to `(m, k)`, `(n, k)` and `(m, n)` by the
 //! atom's own TV layouts (layout-core's `SM80_16X8X16_F32BF16BF16F32_TN`, the atom the kernels
 //! partition with).
+//!
+//! `wgmma.mma_async.m64nNk16` ([`wgmma`]) reads A and B from shared memory at the addresses its
+//! descriptors give (layout-core's `GmmaDescriptor::hardware_address`, the PTX ISA's canonical
+//! layouts), as reads of the async proxy that last until the warpgroup's wait, and writes each
+//! thread's accumulators as layout-core's `SM90_64xNx16` atoms map them.
 
-use layout_core::{Layout, SM80_16X8X16_F32BF16BF16F32_TN};
+use super::block::{fault, Site};
+use super::clock::Clocks;
+use super::shared::{AsyncKind, AsyncOp, Smem};
+use layout_core::{GmmaDescriptor, GmmaMajor, Layout, GMMA_ATOMS, SM80_16X8X16_F32BF16BF16F32_TN};
 use std::sync::OnceLock;
 
 /// Element `j` (0..8) of a row of 8 16-bit elements.
@@ -87,6 +95,85 @@ pub fn mma_m16n8k16(mut regs: [&mut [u32; 10]; 32], bf16: bool) {
     }
 }
 
+/// Thread `t`'s accumulator `v` of `m64nNk16` at `(m, n)`: entry `t * N / 2 + v`, from the
+/// atom's C layout (`(t, v) -> m + 64 n`).
+fn c_map(n: usize) -> &'static [[u16; 2]] {
+    static MAPS: [OnceLock<Vec<[u16; 2]>>; 32] = [const { OnceLock::new() }; 32];
+    MAPS[n / 8 - 1].get_or_init(|| {
+        let atom = GMMA_ATOMS
+            .iter()
+            .find(|a| a.mma.shape_mnk[1] == n as i64)
+            .expect("an atom of every N");
+        let values = n / 2;
+        (0..128 * values)
+            .map(|i| {
+                let (t, v) = (i / values, i % values);
+                let x = atom.mma.c.call(t as i64 + 128 * v as i64);
+                [(x % 64) as u16, (x / 64) as u16]
+            })
+            .collect()
+    })
+}
+
+/// One `wgmma.mma_async.sync.aligned.m64nNk16.f32` of warpgroup `g` of its block (`N = 2
+/// values`), met by its 128 threads at `site`: A (`64 x 16`) and B (`N x 16`), K-major, read from
+/// `smem` at the descriptors' addresses as reads of `reader`, the warpgroup's first thread in the
+/// cluster's numbering (checked, and in flight until
+/// the warpgroup's wait), then each thread's `acc` (`values` `f32`s) set to `A B^T` plus itself
+/// where `accumulate`: each element's 16 exact products and accumulator summed in `f64`, rounded
+/// once.
+pub fn wgmma(
+    (smem, clocks): (&mut Smem, &Clocks),
+    (g, reader): (usize, usize),
+    [a, b]: [u64; 2],
+    (bf16, accumulate, values): (bool, bool, usize),
+    acc: &[*mut f32],
+    site: Site,
+) {
+    let n = 2 * values;
+    let (len, eb) = (smem.len_bytes(), smem.elem_bytes());
+    let mut elems = Vec::new();
+    let mut operand = |desc: u64, rows: usize, name: &str| -> Vec<[f64; 16]> {
+        let d = GmmaDescriptor { desc };
+        (0..rows)
+            .map(|r| {
+                std::array::from_fn(|k| {
+                    let at = d.hardware_address(GmmaMajor::K, 16, r as i64, k as i64) as usize;
+                    if !at.is_multiple_of(2) || at + 2 > len {
+                        fault(format!(
+                            "wgmma at {site}: {name}'s element ({r}, {k}) at shared byte {at}, \
+                             outside the block's {len} bytes ({d})"
+                        ));
+                    }
+                    elems.push(at / eb);
+                    let h = smem.bytes(at, 2);
+                    widen(u16::from_le_bytes([h[0], h[1]]) as u32, bf16)
+                })
+            })
+            .collect()
+    };
+    let (av, bv) = (operand(a, 64, "A"), operand(b, n, "B"));
+    elems.sort_unstable();
+    elems.dedup();
+    let op = AsyncOp {
+        kind: AsyncKind::Wgmma,
+        owner: g,
+        group: None,
+        elems,
+        site,
+    };
+    smem.begin_read(clocks, reader, op);
+    for (i, &[m, nn]) in c_map(n).iter().enumerate() {
+        let (t, v) = (i / values, i % values);
+        let (m, nn) = (m as usize, nn as usize);
+        let s: f64 = (0..16).map(|k| av[m][k] * bv[nn][k]).sum();
+        // SAFETY: thread t's accumulators, `values` of them, on its stack while it waits here
+        let d = unsafe { &mut *acc[t].add(v) };
+        let c = if accumulate { f64::from(*d) } else { 0.0 };
+        *d = (s + c) as f32;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,6 +194,29 @@ mod tests {
             assert_eq!(m.b[l][2], [g, 2 * t + 8]);
             assert_eq!(m.c[l][0], [g, 2 * t]);
             assert_eq!(m.c[l][3], [g + 8, 2 * t + 1]);
+        }
+    }
+
+    #[test]
+    fn the_wgmma_accumulators_are_the_ptx_isas() {
+        // warp w's rows 16 w ..; lane l = 4 g + q: d[4 j + r] at (16 w + g + 8 (r / 2),
+        // 8 j + 2 q + r % 2)
+        for n in [8, 64, 256] {
+            let map = c_map(n);
+            let values = n / 2;
+            for t in 0..128 {
+                let (w, g, q) = (t / 32, t % 32 / 4, t % 4);
+                for v in 0..values {
+                    let (j, r) = (v / 4, v % 4);
+                    let want = [16 * w + g + 8 * (r / 2), 8 * j + 2 * q + r % 2];
+                    let got = map[t * values + v];
+                    assert_eq!(
+                        [got[0] as usize, got[1] as usize],
+                        want,
+                        "n {n} t {t} v {v}"
+                    );
+                }
+            }
         }
     }
 
