@@ -56,6 +56,9 @@ impl Module {
                 K::NAME
             ))
         })?;
+        if K::CLUSTER > 1 {
+            check_cluster(f, K::NAME, K::CLUSTER, &g)?;
+        }
         launch(&self.stream, f, K::NAME, g, p)
     }
 
@@ -121,6 +124,30 @@ pub(crate) fn check_geometry(name: &str, g: &Geometry, smem_limit: i64) -> Resul
         return Err(GpuError::Invalid(format!(
             "{name}: {} bytes of shared memory per block, {smem_limit} allowed",
             g.smem_bytes
+        )));
+    }
+    Ok(())
+}
+
+/// `Ok` when entry `name`, whose kernel declares clusters of `cluster` blocks, was compiled for
+/// them (`.reqnctapercluster cluster, 1, 1`, from `ptx_directives!`: a plain launch then makes
+/// the clusters) and `g`'s grid is whole clusters; `Err` names what is not.
+fn check_cluster(f: &CudaFunction, name: &str, cluster: i64, g: &Geometry) -> Result<()> {
+    use cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH;
+    let width = f
+        .get_attribute(CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH)
+        .ctx(|| format!("{name}: its cluster width"))?;
+    if i64::from(width) != cluster {
+        return Err(GpuError::Invalid(format!(
+            "{name}: its kernel declares clusters of {cluster} blocks, its entry was compiled for \
+             clusters of {width} (declare `reqnctapercluster: {name} => {cluster}` with \
+             ptx_directives!)"
+        )));
+    }
+    if g.grid[0] % cluster != 0 {
+        return Err(GpuError::Invalid(format!(
+            "{name}: a grid of {} blocks along x is not whole clusters of {cluster}",
+            g.grid[0]
         )));
     }
     Ok(())

@@ -131,14 +131,15 @@ impl Mbarriers {
     }
 
     /// Each barrier whose current phase is incomplete, for a deadlock's report.
-    pub fn report(&self) -> String {
+    /// `whose`: the block's name in a cluster (`block rank 1's `), else empty.
+    pub fn report(&self, whose: &str) -> String {
         let mut out = String::new();
         for (bar, m) in &self.bars {
             if m.pending == m.count && m.tx == 0 {
                 continue;
             }
             out += &format!(
-                "; mbarrier at shared byte {bar} (init at {}) in phase {}: {} of {} arrivals \
+                "; {whose}mbarrier at shared byte {bar} (init at {}) in phase {}: {} of {} arrivals \
                  pending, {} transaction bytes pending (negative: completed beyond what \
                  expect_tx announced){}",
                 m.init,

@@ -182,6 +182,16 @@ pub fn launch<K: Kernel>(
         }
     }));
     STACKS.with(|s| *s.borrow_mut() = stacks);
+    // in a cluster, say how its threads are numbered
+    let numbering = match blocks {
+        1 => String::new(),
+        _ => format!(
+            " (the cluster of blocks {}..={} of this row: thread {threads} r + t is thread t of \
+             the block of rank r)",
+            state.block()[0],
+            state.block()[0] + cluster - 1
+        ),
+    };
     result.map_err(|payload| SimError {
         block: state.block(),
         seed: options.seed,
@@ -195,6 +205,6 @@ pub fn launch<K: Kernel>(
                     .unwrap_or_else(|| "a panic".to_string());
                 format!("thread {} panicked: {why}", state.running())
             }
-        },
+        } + &numbering,
     })
 }
