@@ -220,3 +220,69 @@ fn the_copy_engine_stores_what_the_threads_fenced() {
     let m = double::<NO_STORE_WAIT>(&mut x).unwrap_err().to_string();
     assert!(m.contains("not waited for"), "{m}");
 }
+
+/// Two boxes loaded on two mbarriers; every thread waits for the first only (unless `WAIT_B`),
+/// meets the others at a barrier, and reads the second: a barrier does not make the copy engine's
+/// writes seen, only a wait on their mbarrier does.
+struct TwoBoxes<const WAIT_B: bool>;
+
+impl<const WAIT_B: bool> Kernel for TwoBoxes<WAIT_B> {
+    type Shared = f32;
+    type Params<M: Space> = StoreParams<M::TensorMap<f32>>;
+    fn prepare<M: Space>(p: Self::Params<M>) -> Result<Self::Params<M>, &'static str> {
+        Ok(p)
+    }
+    fn geometry<M: Space>(_: &Self::Params<M>, _: i64, _: i64) -> Geometry {
+        Geometry {
+            grid: [1, 1],
+            threads: 128,
+            smem_bytes: 8 * BOX + 16,
+        }
+    }
+    unsafe fn thread<M: Space>(p: &Self::Params<M>, c: &Ctx<M::Shared<f32>>) {
+        let (t, a, b) = (c.thread, c.smem, c.smem.advance(BOX));
+        let (bar_a, bar_b) = (c.smem.advance(2 * BOX), c.smem.advance(2 * BOX + 2));
+        if t == 0 {
+            bar_a.mbarrier_init(1);
+            bar_b.mbarrier_init(1);
+        }
+        sync_threads();
+        if t == 0 {
+            p.x.acquire();
+            bar_a.mbarrier_arrive(4 * BOX as u32);
+            a.tma_load(&p.x, [0, 0], &bar_a);
+            bar_b.mbarrier_arrive(4 * BOX as u32);
+            b.tma_load(&p.x, [0, 0], &bar_b);
+        }
+        bar_a.mbarrier_wait(0);
+        if WAIT_B {
+            bar_b.mbarrier_wait(0);
+        }
+        sync_threads();
+        let _ = a.advance(t).read() + b.advance(t).read(); // site: READ_B
+    }
+}
+
+#[test]
+fn a_barrier_does_not_stand_for_the_mbarrier_wait() {
+    let run = |wait_b: bool| {
+        let mut x: Vec<f32> = (0..400).map(|i| i as f32).collect();
+        let mut rx = vec![0u32; x.len()];
+        // SAFETY: the buffer outlives the launch
+        let e = unsafe { HostMem::new(&mut x, &mut rx) };
+        let map = SimTensorMap::new(e, [10, 40], 40, [ROWS, COLS], SwizzleMode::None).unwrap();
+        let p = StoreParams { x: map, y: map };
+        let g = TwoBoxes::<true>::geometry::<Sim>(&p, 1, 0);
+        if wait_b {
+            sim::launch::<TwoBoxes<true>>(&p, g, Options { seed: 4 })
+        } else {
+            sim::launch::<TwoBoxes<false>>(&p, g, Options { seed: 4 })
+        }
+    };
+    run(true).unwrap();
+    let m = run(false).unwrap_err().to_string();
+    assert!(
+        m.contains("shared-memory race") && m.contains("wgmma.rs:"),
+        "{m}"
+    );
+}

@@ -131,7 +131,7 @@ pub fn run_block(
     state.block.set(block);
     state.threads = per_block;
     // one more clock: the copy engine's
-    state.clocks.get_mut().reset(threads + 1);
+    state.clocks.get_mut().reset_with_engine(threads);
     state.smem.resize_with(blocks, Default::default);
     state.mbar.resize_with(blocks, Default::default);
     for (r, &m) in smem.iter().enumerate() {
@@ -269,6 +269,11 @@ fn complete(
             fault(format!(
                 "barrier {id}: thread {} waits for {n} threads at {site}, thread {} for {} at {}",
                 group[0].2, w.2, w.3, w.4
+            ));
+        }
+        if id >= 16 {
+            fault(format!(
+                "barrier {id} at {site}: named barriers are 0 to 15 (0 is sync_threads')"
             ));
         }
         let need = if n == 0 { threads } else { n as usize };

@@ -24,11 +24,21 @@ pub struct Clocks {
     extra: Vec<Vec<Epoch>>,
     /// Per thread: its `fence.proxy.async` count (what the async proxy sees of its writes).
     fences: Vec<u32>,
+    /// The copy engine's clock, the last one, where there is one ([`Clocks::reset_with_engine`]).
+    engine: Option<usize>,
 }
 
 impl Clocks {
+    /// `threads` threads and the copy engine's clock after them (thread `threads`), which a
+    /// barrier does not make seen: only an acquire of its epochs (an mbarrier wait) does.
+    pub fn reset_with_engine(&mut self, threads: usize) {
+        self.reset(threads + 1);
+        self.engine = Some(threads);
+    }
+
     /// `threads` threads, none ordered after another.
     pub fn reset(&mut self, threads: usize) {
+        self.engine = None;
         self.own.clear();
         self.own.resize(threads, 1);
         self.floor.clear();
@@ -73,7 +83,19 @@ impl Clocks {
     /// Every thread of the block passed a barrier: each has seen every other's epoch, and starts
     /// a new one.
     pub fn block_barrier(&mut self) {
+        // the copy engine's writes are seen as far as some thread had acquired them
+        let engine = self.engine.map(|e| {
+            let acquired = self
+                .extra
+                .iter()
+                .flatten()
+                .filter(|x| x.thread as usize == e);
+            (e, acquired.map(|x| x.clock).fold(self.floor[e], u32::max))
+        });
         self.floor.copy_from_slice(&self.own);
+        if let Some((e, seen)) = engine {
+            self.floor[e] = seen;
+        }
         self.extra.iter_mut().for_each(Vec::clear);
         self.own.iter_mut().for_each(|c| *c += 1);
     }

@@ -29,10 +29,16 @@
 //! wgmma without `warpgroup_arrive` since the warpgroup's last wait, a warpgroup whose threads
 //! reach different operations, and a block or thread that ends with any of them in flight.
 //!
-//! What it does not model yet: clusters and distributed shared memory (multicast loads, remote
-//! mbarrier arrivals: `gemm_sm90` still has its own host execution), wgmma's MN-major operands
-//! and register-sourced A, and races on global memory (only each output element's write count is
-//! checked).
+//! A cluster's blocks (`Kernel::CLUSTER`) run together: one scheduler, one set of clocks, each
+//! block's shared-memory shadow and mbarriers, reached through distributed shared memory
+//! (`Dsm::map_rank`, `mbarrier_arrive_cluster`) and multicast loads; `cluster_sync` meets them all.
+//!
+//! What it does not model yet: wgmma's MN-major operands and register-sourced A, reading
+//! accumulators before `warpgroup_wait` (the simulator writes them as the wgmma is issued), a
+//! `fence_proxy_async` that comes after the barrier that orders the write before the async read
+//! (accepted when the fence runs first in the schedule), and races on global memory (only each
+//! output element's write count is checked). `gemm_sm80` and `gemm_sm90` still have their own
+//! host executions.
 
 mod block;
 mod clock;
@@ -140,6 +146,15 @@ pub fn launch<K: Kernel>(
         });
     }
     let (threads, blocks) = (geometry.threads as usize, cluster as usize);
+    if blocks > 1 && !threads.is_multiple_of(32) {
+        return Err(SimError {
+            block: [0, 0],
+            seed: options.seed,
+            message: format!(
+                "clusters of blocks of {threads} threads: whole warps (a multiple of 32) only"
+            ),
+        });
+    }
     let elem = std::mem::size_of::<K::Shared>().max(1);
     let elems = geometry.smem_bytes as usize / elem;
     let mut stacks = STACKS.with(|s| std::mem::take(&mut *s.borrow_mut()));

@@ -795,12 +795,12 @@ impl<U> AsyncCopy for SharedMem<U> {
         });
     }
     fn commit(&self) {
-        current(|b, t| b.smem[self.rank].borrow_mut().commit(t));
+        current(|b, t| b.smem[b.rank_of(t)].borrow_mut().commit(t));
     }
     unsafe fn wait_groups<const N: u32>(&self) {
-        let data = self.data as *mut u8;
         current(|b, t| {
-            b.smem[self.rank]
+            let data = b.smem[b.rank_of(t)].borrow().data();
+            b.smem[b.rank_of(t)]
                 .borrow_mut()
                 .wait(&b.clocks.borrow(), t, N, data)
         });

@@ -92,7 +92,9 @@ impl<U: Copy> SharedMem<U> {
             self.addr() as usize,
             current(|b, _| b.smem[self.rank()].borrow().len_bytes()),
         );
-        if at % 128 != 0 || at + bytes > len {
+        // the swizzle permutes 16-byte chunks within each 128 bytes: the box's last 128 may be
+        // reached whole
+        if at % 128 != 0 || at + bytes.next_multiple_of(128) > len {
             fault(format!(
                 "{what} at {site}: a box of {bytes} bytes at shared byte {at}, which is not \
                  128-byte aligned or leaves the block's {len} bytes"
@@ -201,19 +203,23 @@ impl<U: Copy> BulkCopy for SharedMem<U> {
         let site = Location::caller();
         let dst = self.box_at(map.box_bytes(), "a TMA store");
         let eb = std::mem::size_of::<T>();
-        // the chunks holding elements inside the tensor, which the engine reads
-        let mut chunks = Vec::new();
+        // the bytes of the elements inside the tensor, which the engine stores
+        let mut bytes = Vec::new();
         for r in 0..map.boxed[0] {
-            for k in 0..(map.boxed[1] as usize * eb).div_ceil(16) {
-                let c = (16 * k / eb) as i64;
+            for c in 0..map.boxed[1] {
                 if map.inside(at[0] + r, at[1] + c) {
-                    chunks.push(map.place(dst, r as usize * map.boxed[1] as usize * eb + 16 * k));
+                    bytes.push(map.place(dst, ((r * map.boxed[1] + c) as usize) * eb));
                 }
             }
         }
         current(|b, t| {
             let mut smem = b.smem[self.rank()].borrow_mut();
-            let elems = chunk_elems(chunks.iter().copied(), smem.elem_bytes());
+            let u = smem.elem_bytes();
+            let mut elems: Vec<usize> = bytes
+                .iter()
+                .flat_map(|&a| a / u..(a + eb).div_ceil(u))
+                .collect();
+            elems.dedup();
             let op = AsyncOp {
                 kind: AsyncKind::Store,
                 owner: t,
@@ -239,7 +245,7 @@ impl<U: Copy> BulkCopy for SharedMem<U> {
     }
 
     fn bulk_commit(&self) {
-        current(|b, t| b.smem[self.rank()].borrow_mut().bulk_commit(t));
+        current(|b, t| b.smem[b.rank_of(t)].borrow_mut().bulk_commit(t));
     }
 
     fn bulk_wait_read<const N: u32>(&self) {
