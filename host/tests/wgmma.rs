@@ -113,6 +113,13 @@ struct StoreParams<T> {
     y: T,
 }
 
+/// One block of 128 threads, shared memory for two boxes and two mbarriers.
+const TWO_BOXES: Geometry = Geometry {
+    grid: [1, 1],
+    threads: 128,
+    smem_bytes: 8 * BOX + 16,
+};
+
 const FINE: u8 = 0;
 const NO_FENCE: u8 = 1;
 const EARLY_WRITE: u8 = 2;
@@ -129,11 +136,7 @@ impl<const FAULT: u8> Kernel for Double<FAULT> {
         Ok(p)
     }
     fn geometry<M: Space>(_: &Self::Params<M>, _: i64, _: i64) -> Geometry {
-        Geometry {
-            grid: [1, 1],
-            threads: 128,
-            smem_bytes: 8 * BOX + 8,
-        }
+        TWO_BOXES
     }
     unsafe fn thread<M: Space>(p: &Self::Params<M>, c: &Ctx<M::Shared<f32>>) {
         let (t, x, y, bar) = (
@@ -233,11 +236,7 @@ impl<const WAIT_B: bool> Kernel for TwoBoxes<WAIT_B> {
         Ok(p)
     }
     fn geometry<M: Space>(_: &Self::Params<M>, _: i64, _: i64) -> Geometry {
-        Geometry {
-            grid: [1, 1],
-            threads: 128,
-            smem_bytes: 8 * BOX + 16,
-        }
+        TWO_BOXES
     }
     unsafe fn thread<M: Space>(p: &Self::Params<M>, c: &Ctx<M::Shared<f32>>) {
         let (t, a, b) = (c.thread, c.smem, c.smem.advance(BOX));

@@ -233,6 +233,11 @@ impl BlockState {
     pub fn rank_of(&self, t: usize) -> usize {
         t / self.threads
     }
+
+    /// Warpgroup `wg` of the cluster as (its block's rank, its index in that block).
+    fn warpgroup(&self, wg: usize) -> (usize, usize) {
+        (self.rank_of(128 * wg), 128 * wg % self.threads / 128)
+    }
 }
 
 /// Completes every barrier and warp operation whose threads have all arrived: their threads
@@ -385,16 +390,25 @@ fn is_warpgroup_op(op: &Sync) -> bool {
 /// Do two threads' warpgroup operations meet: the same instruction with the same operands (but
 /// each thread's own accumulators)?
 fn same_warpgroup_op(a: &Sync, b: &Sync) -> bool {
-    match (*a, *b) {
-        (Sync::Wgmma { acc: _, .. }, Sync::Wgmma { acc, .. }) => {
-            let mut x = *a;
-            if let Sync::Wgmma { acc: ref mut p, .. } = x {
-                *p = acc;
-            }
-            x == *b
-        }
-        _ => a == b,
-    }
+    let operands = |op: &Sync| match *op {
+        Sync::Wgmma {
+            a,
+            b,
+            bf16,
+            accumulate,
+            values,
+            ..
+        } => Sync::Wgmma {
+            a,
+            b,
+            bf16,
+            accumulate,
+            values,
+            acc: std::ptr::null_mut(),
+        },
+        op => op,
+    };
+    operands(a) == operands(b)
 }
 
 /// The operation all 128 threads of warpgroup `g` wait at, with the first's site; `None` while
@@ -428,7 +442,7 @@ fn warpgroup_meets(states: &[State], g: usize) -> Option<(Sync, Site)> {
 fn warpgroup_op(b: &BlockState, (wg, op, site): (usize, Sync, Site), states: &[State]) {
     let group: Vec<usize> = (128 * wg..128 * wg + 128).collect();
     // the block, and the warpgroup in it
-    let (r, g) = (b.rank_of(128 * wg), 128 * wg % b.threads / 128);
+    let (r, g) = b.warpgroup(wg);
     match op {
         Sync::WgmmaFence => {
             b.clocks.borrow_mut().join(&group);
@@ -495,7 +509,7 @@ fn complete_async(b: &BlockState, states: &mut [State], results: &mut [u32]) -> 
             break;
         }
         if let Some((Sync::WgmmaWait { n }, _)) = warpgroup_meets(states, wg) {
-            let (r, g) = (b.rank_of(128 * wg), 128 * wg % b.threads / 128);
+            let (r, g) = b.warpgroup(wg);
             b.smem[r].borrow_mut().wgmma_wait(g, n);
             b.clocks
                 .borrow_mut()

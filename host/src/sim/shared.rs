@@ -380,8 +380,8 @@ impl Smem {
             }
             for &e in &op.elems {
                 let cell = &mut self.cells[e];
-                cell.proxy &= !LOAD;
-                cell.proxy &= !(GENERIC | TAG);
+                // the copy engine's write: no longer in flight, not a thread's
+                cell.proxy &= !(LOAD | GENERIC | TAG);
                 cell.write = Some(Access { at, site: op.site });
                 cell.clear_reads();
             }

@@ -13,7 +13,7 @@
 use super::block::{current, fault};
 use super::global::HostMem;
 use super::shared::{AsyncKind, AsyncOp, SharedMem};
-use layout_core::{Engine, SwizzleMode};
+use layout_core::{Engine, Swizzle, SwizzleMode};
 use std::panic::Location;
 use tessel_device::tma::{BulkCopy, TensorMap};
 use tessel_gpu::mem::Mem;
@@ -25,7 +25,8 @@ pub struct SimTensorMap<T> {
     shape: [i64; 2],
     row_stride: i64,
     boxed: [i64; 2],
-    mode: SwizzleMode,
+    /// The mode's swizzle on shared-memory byte addresses, `Sw<B,4,3>`.
+    sw: Swizzle,
 }
 impl<T> Clone for SimTensorMap<T> {
     fn clone(&self) -> Self {
@@ -49,12 +50,13 @@ impl<T: Copy> SimTensorMap<T> {
         let origin = (src.misalignment(16) * bytes) as u64;
         crate::tma::addressable(shape, [row_stride, 1], bytes, origin)?;
         crate::tma::check_box(boxed, bytes, mode)?;
+        let sw = mode.swizzle(8).map_err(|e| e.to_string())?;
         Ok(SimTensorMap {
             src,
             shape,
             row_stride,
             boxed,
-            mode,
+            sw,
         })
     }
 
@@ -64,11 +66,9 @@ impl<T: Copy> SimTensorMap<T> {
     }
 
     /// The shared byte address of the box's byte `i` (row after row) for a box at `dst`: the
-    /// mode's swizzle `Sw<B,4,3>` on the address bits.
+    /// mode's swizzle on the address.
     fn place(&self, dst: usize, i: usize) -> usize {
-        let a = dst + i;
-        let w = (1usize << self.mode.bits()) - 1;
-        a ^ (((a >> 7) & w) << 4)
+        self.sw.apply((dst + i) as i64) as usize
     }
 
     /// Is element `(r, c)` of the tensor inside it?
@@ -109,9 +109,7 @@ impl<U: Copy> SharedMem<U> {
         }
         at
     }
-}
 
-impl<U: Copy> SharedMem<U> {
     /// The copy engine's load of `map`'s box at `at` here and at this position of each block of
     /// the cluster in `mask`, counted on the mbarrier at `bar`'s position in each.
     #[track_caller]
