@@ -327,12 +327,12 @@ fn tma_copy_moves_every_element_through_each_swizzle() {
 }
 
 /// The device functions no kernel uses (shuffles, votes, atomics), through a user's path:
-/// `Gpu::load` of a registry, `Module::launch_raw` of a plain entry.
+/// `Gpu::load`, `Module::launch_raw` of a plain entry.
 #[test]
 fn device_prims_give_the_known_values() {
     use tessel_gpu::prims::{BLOCKS, EXPECTED, THREADS, WORDS};
     let Some(g) = gpu() else { return };
-    let module = g.load(tessel::ptx::PTX, tessel_gpu::TEST_KERNELS).unwrap();
+    let module = g.load(tessel::ptx::PTX).unwrap();
     // 32-bit words, carried as f32 bits (the buffers' element types are the kernels')
     let mut init = vec![0f32; WORDS];
     init[3] = f32::from_bits(u32::MAX);
@@ -343,6 +343,19 @@ fn device_prims_give_the_known_values() {
         threads: i64::from(THREADS),
         smem_bytes: 0,
     };
+    // an entry is checked at its first launch: its name, its parameter's size (nothing runs)
+    // SAFETY: refused before any launch
+    let e = unsafe { module.launch_raw("device_prims", shape, (p, p)) }.unwrap_err();
+    assert!(
+        e.to_string().contains("8 bytes in the PTX, 16 on the host"),
+        "{e}"
+    );
+    // SAFETY: as above
+    let e = unsafe { module.launch_raw("no_such_entry", shape, p) }.unwrap_err();
+    assert!(
+        e.to_string().contains("no entry point no_such_entry"),
+        "{e}"
+    );
     // SAFETY: the entry takes one pointer to WORDS words, initialised as prims says
     unsafe { module.launch_raw("device_prims", shape, p) }.unwrap();
     let got = g.download(&out).unwrap();
@@ -371,9 +384,7 @@ where
     MmaTile<I>: tessel_gpu::ctx::Entry<Params<Device> = MmaTileParams<Gmem<I>, Gmem<f32>>>,
 {
     use host::mma_tile::{simulate, Inputs, N};
-    let module = g
-        .load(tessel::ptx::PTX, tessel_gpu::checks::KERNELS)
-        .unwrap();
+    let module = g.load(tessel::ptx::PTX).unwrap();
     let l = layout_core::Layout::parse("(16,16):(16,1)").unwrap();
     let (mut equal, mut total) = (0, 0);
     for small in [true, false] {
@@ -471,9 +482,7 @@ fn math_is_bit_equal_on_the_gpu_and_the_simulated_gpu() {
         x: dx.param("x").unwrap(),
         y: dy.param("y").unwrap(),
     };
-    let module = g
-        .load(tessel::ptx::PTX, tessel_gpu::checks::KERNELS)
-        .unwrap();
+    let module = g.load(tessel::ptx::PTX).unwrap();
     module.launch::<MathCheck>(p).unwrap();
     let got = g.download(&dy).unwrap();
     for (i, (a, b)) in got.iter().zip(&want).enumerate() {
@@ -511,9 +520,7 @@ where
     use host::gemm_wg::{simulate, Inputs};
     use host::tma::{encode_2d, TmaSwizzle};
     use tessel_gpu::gemm_wg::{BK, BM, BN};
-    let module = g
-        .load(tessel::ptx::PTX, tessel_gpu::checks::sm90a::KERNELS)
-        .unwrap();
+    let module = g.load(tessel::ptx::PTX).unwrap();
     let (mut equal, mut total) = (0, 0);
     for mnk in [
         [1, 1, 8],
@@ -577,9 +584,7 @@ fn cluster_check_matches_the_simulated_gpu() {
         return;
     }
     let mut rng = seeded("cluster_check_matches_the_simulated_gpu");
-    let module = g
-        .load(tessel::ptx::PTX, tessel_gpu::checks::sm90a::KERNELS)
-        .unwrap();
+    let module = g.load(tessel::ptx::PTX).unwrap();
     let blocks = 2 * g.sms() as i64;
     // rows 16-byte multiples apart, as the copy engine needs; a box short of the tensor
     let (rows, cols) = (ROWS + 3, COLS + 4);

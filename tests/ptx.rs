@@ -202,9 +202,9 @@ fn kernels_take_the_launchers_parameters() {
                 .chain(tessel_gpu::checks::sm90a::KERNELS)
                 .filter(|_| *arch == "sm_90a"),
         );
-        // the same check `Gpu::load` makes of a user's registry
+        // the same check a first launch makes of a user's entry
         for k in all_kernels().chain(extra).chain(tessel_gpu::TEST_KERNELS) {
-            if let Err(e) = host::module::check_entry(ptx, k) {
+            if let Err(e) = host::module::check_entry(ptx, k.name, k.param_bytes) {
                 panic!("{arch}: {e}");
             }
         }

@@ -4,8 +4,8 @@
 //! A kernel is declared once, as a type implementing [`ctx::Kernel`]: its by-value `Params` of
 //! tensors and scalars in a memory space ([`mem::Space`]: the GPU's, or the simulated GPU's), `prepare` (what it needs of their layouts), `geometry` (grid, block and
 //! shared memory from them) and `thread`, the one function every thread of the launch runs, with
-//! barriers and warp collectives ([`sync`]) where it needs them. [`kernels!`] makes each a PTX
-//! entry point. The same function runs on the host's simulated GPU (`host::sim`): every thread of
+//! barriers and warp collectives ([`sync`]) where it needs them. [`macro@kernel`] on that impl
+//! (or [`kernels!`], for a list) makes each instance a PTX entry point. The same function runs on the host's simulated GPU (`host::sim`): every thread of
 //! a block a coroutine, over checked host memory, with races, deadlocks and divergent warps
 //! reported; the reference the GPU result is compared with.
 //!
@@ -81,6 +81,7 @@ pub mod device;
 
 pub use half;
 pub use layout_core;
+pub use tessel_macros::kernel;
 
 /// Everything a kernel crate uses: layout-core's whole Tensor API, the kernel declaration, the
 /// engines, the element types, and (on `nvptx64`) the device functions.
@@ -89,6 +90,7 @@ pub mod prelude {
     #[cfg(target_arch = "nvptx64")]
     pub use crate::device::*;
     pub use crate::frag::{Atom, Fragment};
+    pub use crate::kernel;
     pub use crate::math::{
         exp, exp2, exp2_approx, fma, log, log2_approx, rsqrt, sqrt, tanh, LOG2_E,
     };
@@ -117,7 +119,9 @@ pub mod prelude {
 /// `extern "ptx-kernel"` function `name` (on `nvptx64`) taking the kernel's `Params` with global
 /// memory by value and running its thread ([`device::run`]), an [`ctx::Entry`] implementation
 /// naming it (which the host launcher uses), and a line of `KERNELS`, the crate's registry
-/// (name, parameter bytes) that the host checks against the PTX.
+/// (name, parameter bytes), for a crate that iterates over its kernels (tessel's tests and
+/// `run all`). A kernel crate that does not need the list declares each kernel with
+/// [`macro@kernel`] on its `impl Kernel` instead.
 #[macro_export]
 macro_rules! kernels {
     ($(#[$m:meta])* $($name:ident => $k:ty),* $(,)?) => {

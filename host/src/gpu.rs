@@ -15,7 +15,7 @@ use cudarc::driver::{
 use layout_core::{FlatLayout, FlatTensor, IntTuple, Layout};
 use tessel_gpu::axpby::{Axpby, AxpbyParams};
 use tessel_gpu::copy::{resident_smem, BulkCopyParams, CopyParams, VecCopy, ATOMS, BULK_THREADS};
-use tessel_gpu::ctx::{Entry, Geometry, KernelInfo};
+use tessel_gpu::ctx::{Entry, Geometry};
 
 pub use crate::module::Module;
 use crate::tune::{fewest_smem, CopyConfig, RmsConfig, TransposeConfig, VEC_ATOMS};
@@ -465,37 +465,19 @@ impl Gpu {
     }
 
     /// Loads a kernel crate's PTX — the table `tessel-build` wrote (`tessel::include_ptx!`),
-    /// the newest arch that runs here — and the entries of its registry `kernels` (the crate's
-    /// `KERNELS`, from `kernels!`). Each entry must be in the PTX, taking one by-value parameter
-    /// of the registry's size (the host builds exactly that struct); `Err` names the first that
-    /// is not.
-    pub fn load(&self, ptx: &[(&str, &str)], kernels: &[KernelInfo]) -> Result<Module> {
+    /// the newest arch that runs here. Its entries are found at their first launch
+    /// ([`Module::launch`]): each must be in the PTX, taking one by-value parameter of the size the
+    /// host passes; `Err` says which is not.
+    pub fn load(&self, ptx: &[(&str, &str)]) -> Result<Module> {
         let (arch, text) = self.pick_ptx(ptx)?;
-        let arch = arch.to_string();
-        for k in kernels {
-            crate::module::check_entry(text, k)
-                .map_err(|why| GpuError::Invalid(format!("the {arch} PTX: {why}")))?;
-        }
         let module = self
             .ctx
             .load_module(cudarc::nvrtc::Ptx::from_src(text))
             .ctx(|| format!("loading the PTX on {}", self.arch))?;
-        let mut functions = HashMap::new();
-        for k in kernels {
-            let f = module
-                .load_function(k.name)
-                .ctx(|| format!("kernel {} in the PTX", k.name))?;
-            f.set_attribute(
-                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                self.smem_optin as i32,
-            )
-            .ctx(|| format!("{}: {} bytes of shared memory", k.name, self.smem_optin))?;
-            functions.insert(k.name, f);
-        }
         Ok(Module::new(
             self.stream.clone(),
-            arch,
-            functions,
+            arch.to_string(),
+            (module, text.to_string()),
             i64::from(self.sms),
             self.smem_optin,
         ))

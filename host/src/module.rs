@@ -3,20 +3,27 @@
 //! the kernel's layouts, check it against the device, launch on the `Gpu`'s stream.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use cudarc::driver::{CudaFunction, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg};
-use tessel_gpu::ctx::{Entry, Geometry, KernelInfo};
+use cudarc::driver::{
+    sys, CudaFunction, CudaModule, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
+};
+use tessel_gpu::ctx::{Entry, Geometry};
 use tessel_gpu::mem::Device;
 
 use crate::gpu::{Context, GpuError, Result};
 
-/// A kernel crate's entry points, loaded on one device; launches go to the stream of the
-/// [`Gpu`](crate::gpu::Gpu) that loaded it (ordered with its copies and timing events).
+/// A kernel crate's PTX, loaded on one device; launches go to the stream of the
+/// [`Gpu`](crate::gpu::Gpu) that loaded it (ordered with its copies and timing events). An entry
+/// point is looked up at its first launch, and checked then against what the host passes it
+/// ([`check_entry`]).
 pub struct Module {
     stream: Arc<CudaStream>,
     arch: String,
-    functions: HashMap<&'static str, CudaFunction>,
+    module: Arc<CudaModule>,
+    ptx: String,
+    /// The entries launched so far.
+    functions: Mutex<HashMap<String, CudaFunction>>,
     sms: i64,
     smem_limit: i64,
 }
@@ -25,17 +32,42 @@ impl Module {
     pub(crate) fn new(
         stream: Arc<CudaStream>,
         arch: String,
-        functions: HashMap<&'static str, CudaFunction>,
+        (module, ptx): (Arc<CudaModule>, String),
         sms: i64,
         smem_limit: i64,
     ) -> Self {
         Self {
             stream,
             arch,
-            functions,
+            module,
+            ptx,
+            functions: Mutex::default(),
             sms,
             smem_limit,
         }
+    }
+
+    /// Entry point `name`, taking one parameter of `param_bytes` bytes: from the PTX the first
+    /// time (checked by [`check_entry`], allowed all the shared memory a block can have: each
+    /// launch asks for what it needs), then from the ones found.
+    fn function(&self, name: &str, param_bytes: usize) -> Result<CudaFunction> {
+        let mut found = self.functions.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(f) = found.get(name) {
+            return Ok(f.clone());
+        }
+        check_entry(&self.ptx, name, param_bytes)
+            .map_err(|why| GpuError::Invalid(format!("the {} PTX: {why}", self.arch)))?;
+        let f = self
+            .module
+            .load_function(name)
+            .ctx(|| format!("kernel {name} in the PTX"))?;
+        f.set_attribute(
+            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            self.smem_limit as i32,
+        )
+        .ctx(|| format!("{name}: {} bytes of shared memory", self.smem_limit))?;
+        found.insert(name.to_string(), f.clone());
+        Ok(f)
     }
 
     /// The arch of the PTX loaded (`sm_90`, `sm_90a`, ..).
@@ -50,34 +82,25 @@ impl Module {
     /// surface at the next [`Gpu::sync`](crate::gpu::Gpu::sync) or download.
     pub fn launch<K: Entry>(&self, p: K::Params<Device>) -> Result<()> {
         let (p, g) = prepare::<K>(p, self.sms, self.smem_limit)?;
-        let f = self.functions.get(K::NAME).ok_or_else(|| {
-            GpuError::Invalid(format!(
-                "{} is not in this module (not in the registry given to Gpu::load)",
-                K::NAME
-            ))
-        })?;
+        let f = self.function(K::NAME, std::mem::size_of::<DeviceParams<K>>())?;
         if K::CLUSTER > 1 {
-            check_cluster(f, K::NAME, K::CLUSTER, &g)?;
+            check_cluster(&f, K::NAME, K::CLUSTER, &g)?;
         }
-        launch(&self.stream, f, K::NAME, g, p)
+        launch(&self.stream, &f, K::NAME, g, p)
     }
 
     /// Launches entry `name` of this module on its one by-value parameter `p`, with the launch
     /// shape `g` given (CUDA C++'s `<<<grid, block, smem>>>`): for an entry not declared through
     /// `Kernel`, e.g. a plain `extern "ptx-kernel" fn` taking pointers. `g` is checked against
-    /// the device's limits, `name` must be in the registry given to `Gpu::load`.
+    /// the device's limits, and `P`'s size against the entry's parameter in the PTX.
     ///
     /// # Safety
-    /// `P` must be the entry's parameter (its size was checked at load; its layout is the
-    /// caller's to match), and every pointer in it valid for what the kernel does with it.
+    /// `P` must be the entry's parameter (its size is checked; its layout is the caller's to
+    /// match), and every pointer in it valid for what the kernel does with it.
     pub unsafe fn launch_raw<P: Copy>(&self, name: &str, g: Geometry, p: P) -> Result<()> {
         check_geometry(name, &g, self.smem_limit)?;
-        let f = self.functions.get(name).ok_or_else(|| {
-            GpuError::Invalid(format!(
-                "{name} is not in this module (not in the registry given to Gpu::load)"
-            ))
-        })?;
-        launch(&self.stream, f, name, g, p)
+        let f = self.function(name, std::mem::size_of::<P>())?;
+        launch(&self.stream, &f, name, g, p)
     }
 
     /// The launch `K` would get for `p`: its prepared parameters' geometry (for reports, and to
@@ -178,22 +201,21 @@ pub(crate) fn launch<P: Copy>(
     let mut b = stream.launch_builder(f);
     b.arg(&p);
     // SAFETY: the one parameter is the entry's parameter struct (its size is checked against the
-    // PTX: `check_entry` at load for a user's module, tests/ptx.rs for tessel's), checked by its
+    // PTX: `check_entry` at the first launch for a user's module, tests/ptx.rs for tessel's), checked by its
     // launcher; its tensors are device buffers whose layouts `DeviceTensor::param` checked
     // against the buffers.
     unsafe { b.launch(cfg) }.ctx(|| format!("launching {name}"))?;
     Ok(())
 }
 
-/// `Ok` when `ptx` declares `.entry <k.name>` with one parameter of `k.param_bytes` bytes (the
-/// by-value `Params` struct the host builds); `Err` names what differs. A launch with a
+/// `Ok` when `ptx` declares `.entry <name>` with one parameter of `param_bytes` bytes (the
+/// by-value `Params` struct the host passes); `Err` names what differs. A launch with a
 /// parameter of another size would hand the kernel garbage.
-pub fn check_entry(ptx: &str, k: &KernelInfo) -> std::result::Result<(), String> {
-    let head = format!(".entry {}(", k.name);
+pub fn check_entry(ptx: &str, name: &str, param_bytes: usize) -> std::result::Result<(), String> {
+    let head = format!(".entry {name}(");
     let Some(start) = ptx.find(&head) else {
         return Err(format!(
-            "no entry point {} (is it declared with kernels!, and built for this arch?)",
-            k.name
+            "no entry point {name} (is it declared with #[kernel], and built for this arch?)"
         ));
     };
     let sig = &ptx[start + head.len()..];
@@ -202,7 +224,7 @@ pub fn check_entry(ptx: &str, k: &KernelInfo) -> std::result::Result<(), String>
     if params != 1 {
         return Err(format!(
             "{} takes {params} parameters; a kernel takes one by-value Params struct",
-            k.name
+            name
         ));
     }
     // `.param .align A .b8 name[N]` (a struct) or `.param .u64 [.ptr ..] name` (a scalar)
@@ -217,12 +239,15 @@ pub fn check_entry(ptx: &str, k: &KernelInfo) -> std::result::Result<(), String>
         }),
     };
     match bytes {
-        Some(n) if n == k.param_bytes => Ok(()),
+        Some(n) if n == param_bytes => Ok(()),
         Some(n) => Err(format!(
-            "{}'s parameter is {n} bytes in the PTX, {} in the host's registry (rebuild both from one source)",
-            k.name, k.param_bytes
+            "{}'s parameter is {n} bytes in the PTX, {} on the host (rebuild both from one source)",
+            name, param_bytes
         )),
-        None => Err(format!("{}: cannot read its parameter's size in `{sig}`", k.name)),
+        None => Err(format!(
+            "{}: cannot read its parameter's size in `{sig}`",
+            name
+        )),
     }
 }
 
@@ -234,29 +259,25 @@ mod tests {
                        .visible .entry two(\n\t.param .u64 a,\n\t.param .u64 b\n)\n{\n}\n\
                        .visible .entry ptr(\n\t.param .u64 .ptr .align 1 ptr_param_0\n)\n{\n}\n";
 
-    fn info(name: &'static str, param_bytes: usize) -> KernelInfo {
-        KernelInfo { name, param_bytes }
-    }
-
     #[test]
     fn an_entry_of_the_registry_s_size_passes() {
-        assert_eq!(check_entry(PTX, &info("k", 48)), Ok(()));
+        assert_eq!(check_entry(PTX, "k", 48), Ok(()));
         // a plain pointer parameter
-        assert_eq!(check_entry(PTX, &info("ptr", 8)), Ok(()));
-        let e = check_entry(PTX, &info("ptr", 4)).unwrap_err();
+        assert_eq!(check_entry(PTX, "ptr", 8), Ok(()));
+        let e = check_entry(PTX, "ptr", 4).unwrap_err();
         assert!(e.contains("8 bytes in the PTX, 4"), "{e}");
     }
 
     #[test]
     fn each_mismatch_is_named() {
-        let e = check_entry(PTX, &info("k", 40)).unwrap_err();
+        let e = check_entry(PTX, "k", 40).unwrap_err();
         assert!(e.contains("48 bytes in the PTX, 40"), "{e}");
-        let e = check_entry(PTX, &info("missing", 8)).unwrap_err();
+        let e = check_entry(PTX, "missing", 8).unwrap_err();
         assert!(e.contains("no entry point missing"), "{e}");
-        let e = check_entry(PTX, &info("two", 16)).unwrap_err();
+        let e = check_entry(PTX, "two", 16).unwrap_err();
         assert!(e.contains("takes 2 parameters"), "{e}");
         // a prefix of another entry's name is not that entry
-        let e = check_entry(PTX, &info("t", 16)).unwrap_err();
+        let e = check_entry(PTX, "t", 16).unwrap_err();
         assert!(e.contains("no entry point t"), "{e}");
     }
 }

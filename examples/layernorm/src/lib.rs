@@ -40,7 +40,7 @@ macro_rules! norms {
         }
     )*)*};
 }
-norms! { f32: 1 4; bf16: 1 4; }
+norms! { f32: 1 2 4; bf16: 1 2 4; }
 
 pub use tessel::matrix::Shape;
 

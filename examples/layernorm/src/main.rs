@@ -31,9 +31,17 @@ struct Args {
     /// The device.
     #[arg(long, default_value_t = 0)]
     device: usize,
-    /// Bench: warps per row (1 or 4; both by default).
-    #[arg(long)]
+    /// Bench: warps per row (1, 2 or 4; all by default).
+    #[arg(long, value_parser = warps)]
     warps: Option<i64>,
+}
+
+/// `--warps`: one of the widths the kernel crate builds.
+fn warps(s: &str) -> Result<i64, String> {
+    match s.parse() {
+        Ok(w @ (1 | 2 | 4)) => Ok(w),
+        _ => Err(format!("{s}: the kernels are built for 1, 2 or 4 warps per row")),
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -80,9 +88,12 @@ fn check_one<T: Dtype, K: Norm<T>>(gpu: Option<(&Gpu, &Module)>, rng: &mut Rng) 
 fn check<T: Dtype>(gpu: Option<(&Gpu, &Module)>, rng: &mut Rng) -> usize
 where
     LayerNorm<T, 1>: Norm<T>,
+    LayerNorm<T, 2>: Norm<T>,
     LayerNorm<T, 4>: Norm<T>,
 {
-    check_one::<T, LayerNorm<T, 1>>(gpu, rng) + check_one::<T, LayerNorm<T, 4>>(gpu, rng)
+    check_one::<T, LayerNorm<T, 1>>(gpu, rng)
+        + check_one::<T, LayerNorm<T, 2>>(gpu, rng)
+        + check_one::<T, LayerNorm<T, 4>>(gpu, rng)
 }
 
 fn bench_one<T: Dtype, K: Norm<T>>(
@@ -111,11 +122,15 @@ fn bench_one<T: Dtype, K: Norm<T>>(
 fn bench_all<T: Dtype>(g: &Gpu, m: &Module, a: &Args, rng: &mut Rng) -> Result<(), GpuError>
 where
     LayerNorm<T, 1>: Norm<T>,
+    LayerNorm<T, 2>: Norm<T>,
     LayerNorm<T, 4>: Norm<T>,
 {
     let want = |w: i64| a.warps.is_none_or(|x| x == w);
     if want(1) {
         bench_one::<T, LayerNorm<T, 1>>(g, m, a, rng)?;
+    }
+    if want(2) {
+        bench_one::<T, LayerNorm<T, 2>>(g, m, a, rng)?;
     }
     if want(4) {
         bench_one::<T, LayerNorm<T, 4>>(g, m, a, rng)?;
@@ -149,7 +164,7 @@ fn main() -> ExitCode {
         }
     };
     let module = match &gpu {
-        Some(g) => match g.load(PTX, layernorm_kernels::KERNELS) {
+        Some(g) => match g.load(PTX) {
             Ok(m) => Some(m),
             Err(e) => {
                 eprintln!("error: {e}");

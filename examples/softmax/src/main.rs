@@ -124,7 +124,7 @@ fn main() -> ExitCode {
         }
     };
     let module = match &gpu {
-        Some(g) => match g.load(PTX, softmax_kernels::KERNELS) {
+        Some(g) => match g.load(PTX) {
             Ok(m) => Some(m),
             Err(e) => {
                 eprintln!("error: {e}");

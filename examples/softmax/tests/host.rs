@@ -106,7 +106,7 @@ fn gpu_matches_host_execution_and_f64() {
             return;
         }
     };
-    let module = gpu.load(PTX, softmax_kernels::KERNELS).unwrap();
+    let module = gpu.load(PTX).unwrap();
     let mut rng = rng("gpu_matches_host_execution_and_f64");
     for s in shapes() {
         check_gpu::<f32>(&gpu, &module, s, &mut rng).unwrap();

@@ -50,12 +50,19 @@ impl<T: Real, const W: i64> LayerNorm<T, W> {
     }
 }
 
+#[kernel(
+    layernorm_f32 = LayerNorm<f32, 4>,
+    layernorm_bf16 = LayerNorm<bf16, 4>,
+    layernorm_w1_f32 = LayerNorm<f32, 1>,
+    layernorm_w1_bf16 = LayerNorm<bf16, 1>,
+    layernorm_w2_f32 = LayerNorm<f32, 2>,
+    layernorm_w2_bf16 = LayerNorm<bf16, 2>,
+)]
 impl<T: Real, const W: i64> Kernel for LayerNorm<T, W> {
     type Shared = V4;
     type Params<M: Space> = LayerNormParams<M::Global<T>>;
 
     /// [`Rows::check`] of `x` and `y` (whole 16-byte atoms), `w` and `b` of `N` elements.
-    #[inline(always)]
     fn prepare<M: Space>(p: Self::Params<M>) -> Result<Self::Params<M>, &'static str> {
         let ([x, y], n) = (Self::CUT.check(p.x, p.y, true)?, p.x.shape()[1]);
         let (w, b) = (Rows::check_vector(p.w, n)?, Rows::check_vector(p.b, n)?);
@@ -69,20 +76,21 @@ impl<T: Real, const W: i64> Kernel for LayerNorm<T, W> {
         Self::CUT.geometry(p.x.shape()[0], smem)
     }
 
-    #[inline(always)]
     unsafe fn thread<M: Space>(p: &Self::Params<M>, c: &Ctx<M::Shared<Self::Shared>>) {
         let row = Self::CUT.get_slice(c.block[0], c.thread, p.x.shape());
         let (st, n, add) =
             (Self::STAGE.of(c.smem, c.thread, p.staged), p.x.shape()[1], |a, b| a + b);
+        // N is whole atoms: a thread's atom of tile k is inside exactly for k < whole
+        let (whole, s) = (row.whole_tiles(true), p.staged);
         let x = |k: i64| st.load::<T, _>(k, &row.part(&p.x, k));
         // the row's sum of x (sq false) or of (x - m)^2 (sq true), its own slot of the sums
         let row_sum = |sq: bool, m: f32, slot: i64| {
-            let (mut acc, mut k) = (0.0, 0);
-            while k < row.tiles() {
-                if row.inside(k) {
-                    acc += x(k).reduce(|v| if sq { (v - m) * (v - m) } else { v }, add);
-                }
-                k += 1;
+            let (f, mut acc, mut k) = (|v| if sq { (v - m) * (v - m) } else { v }, 0.0, 0);
+            while k < whole.min(s) {
+                (acc, k) = (acc + st.atom::<T>(k).reduce(f, add), k + 1);
+            }
+            while k < whole {
+                (acc, k) = (acc + Atom::<T>::load(&row.part(&p.x, k)).reduce(f, add), k + 1);
             }
             group_reduce(acc, add, W, st.after().advance(slot * Self::CUT.threads / 32), c.thread)
         };
@@ -91,17 +99,17 @@ impl<T: Real, const W: i64> Kernel for LayerNorm<T, W> {
         let mean = row_sum(false, 0.0, 0) / n as f32;
         let rstd = rsqrt(row_sum(true, mean, 1) / n as f32 + p.eps);
         let mut k = 0;
-        while k < row.tiles() {
+        while k < whole {
             let mut v = [(Atom::<T>::default(), Atom::default(), Atom::default()); DEPTH];
             unroll!(d < Self::DEPTH => {
                 let k = k + d as i64;
-                if row.inside(k) {
+                if k < whole {
                     v[d] = (x(k), Atom::load(&row.part_of_row(&p.w, k)), Atom::load(&row.part_of_row(&p.b, k)));
                 }
             });
             unroll!(d < Self::DEPTH => {
                 let (x, w, b) = v[d];
-                if row.inside(k + d as i64) {
+                if k + (d as i64) < whole {
                     let y = Atom::<T>::from_fn(|i| fma((x.get(i) - mean) * rstd, w.get(i), b.get(i)));
                     y.store(&row.part(&p.y, k + d as i64));
                 }
@@ -109,11 +117,4 @@ impl<T: Real, const W: i64> Kernel for LayerNorm<T, W> {
             k += Self::DEPTH as i64;
         }
     }
-}
-
-tessel_device::kernels! {
-    layernorm_f32 => LayerNorm<f32, 4>,
-    layernorm_bf16 => LayerNorm<bf16, 4>,
-    layernorm_w1_f32 => LayerNorm<f32, 1>,
-    layernorm_w1_bf16 => LayerNorm<bf16, 1>,
 }

@@ -52,12 +52,16 @@ impl<T: Real> Softmax<T> {
     }
 }
 
+#[kernel(
+    softmax_f32 = Softmax<f32>,
+    softmax_bf16 = Softmax<bf16>,
+    softmax_f16 = Softmax<f16>,
+)]
 impl<T: Real> Kernel for Softmax<T> {
     type Shared = V4;
     type Params<M: Space> = SoftmaxParams<M::Global<T>>;
 
     /// [`Rows::check`] of `x` and `y` (any `N` and row stride), `staged` capped at the row's tiles.
-    #[inline(always)]
     fn prepare<M: Space>(p: Self::Params<M>) -> Result<Self::Params<M>, &'static str> {
         let [x, y] = Self::CUT.check(p.x, p.y, false)?;
         let staged = Self::STAGE.cap(p.staged, Self::tiles(x.shape()[1]))?;
@@ -69,7 +73,6 @@ impl<T: Real> Kernel for Softmax<T> {
         Self::CUT.geometry(p.x.shape()[0], p.staged * Self::STAGE.tile_bytes())
     }
 
-    #[inline(always)]
     unsafe fn thread<M: Space>(p: &Self::Params<M>, c: &Ctx<M::Shared<Self::Shared>>) {
         let row = Self::CUT.get_slice(c.block[0], c.thread, p.x.shape());
         let st = Self::STAGE.of(c.smem, c.thread, p.staged);
@@ -123,12 +126,6 @@ impl<T: Real> Kernel for Softmax<T> {
             k += 1;
         }
     }
-}
-
-tessel_device::kernels! {
-    softmax_f32 => Softmax<f32>,
-    softmax_bf16 => Softmax<bf16>,
-    softmax_f16 => Softmax<f16>,
 }
 
 /// `e^(x - m)` as `2^((x - m) log2 e)` (`ex2.approx` on the device): with `m` the row's maximum,
