@@ -524,9 +524,10 @@ pub fn clusters_x() -> i64 {
 /// included) are seen.
 ///
 /// # Safety
-/// Every thread of the cluster calls it the same number of times.
+/// Every thread of the cluster calls it the same number of times. (Kernels call the safe
+/// [`cluster_sync`](crate::sync::cluster_sync), which the simulated GPU also runs.)
 #[inline(always)]
-pub unsafe fn cluster_sync() {
+pub unsafe fn barrier_cluster() {
     asm!(
         "barrier.cluster.arrive.release.aligned;",
         "barrier.cluster.wait.acquire.aligned;",

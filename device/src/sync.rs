@@ -42,7 +42,7 @@ pub fn cluster_sync() {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: a barrier cannot corrupt memory
     unsafe {
-        crate::device::cluster_sync()
+        crate::device::barrier_cluster()
     }
     #[cfg(not(target_arch = "nvptx64"))]
     request(Sync::ClusterBarrier);

@@ -15,11 +15,9 @@
 //! barrier only before reading the partner's memory, 2 multicasts to rank 0 only, 3 waits on the
 //! partner's mbarrier.
 
-use crate::ctx::{Ctx, Geometry, Kernel};
-use crate::mem::{AsyncCopy, Dsm, Mem, Space};
-use crate::sync::{cluster_sync, sync_threads};
-use crate::tma::{BulkCopy, TensorMap};
-use layout_core::{Engine, FlatTensor};
+// the prelude a user's kernel crate starts from (on nvptx it holds the device functions and
+// `sync`'s collectives: one `cluster_sync`, not two)
+use tessel_device::prelude::*;
 
 /// Threads per block.
 pub const THREADS: i64 = 128;

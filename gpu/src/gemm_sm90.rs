@@ -298,10 +298,11 @@ const fn place_in_chunk(o: [i64; 2], c: [i64; 2], v: i64) -> (i64, [i64; 2]) {
 mod dev {
     use super::*;
     use crate::device::{
-        bulk_commit, bulk_wait, bulk_wait_read, cluster_rank, cluster_sync, cluster_x, clusters_x,
-        dynamic_smem, fence_proxy_async_shared, mbarrier_arrive_cluster, mbarrier_arrive_expect_tx,
-        mbarrier_init, mbarrier_wait, named_barrier, smem_addr, st_shared_u32, st_shared_v2,
-        tensormap_acquire, thread_x, tma_load_2d, tma_load_2d_multicast, tma_store_2d, trap,
+        barrier_cluster, bulk_commit, bulk_wait, bulk_wait_read, cluster_rank, cluster_x,
+        clusters_x, dynamic_smem, fence_proxy_async_shared, mbarrier_arrive_cluster,
+        mbarrier_arrive_expect_tx, mbarrier_init, mbarrier_wait, named_barrier, smem_addr,
+        st_shared_u32, st_shared_v2, tensormap_acquire, thread_x, tma_load_2d,
+        tma_load_2d_multicast, tma_store_2d, trap,
     };
     use crate::gemm::dev::store_tile;
     use crate::gemm::{GemmIn, GemmTmaParams};
@@ -340,7 +341,7 @@ mod dev {
             }
         }
         // the partner's barriers are initialised before anything reaches them
-        cluster_sync();
+        barrier_cluster();
         let (cluster, clusters, rank) = (cluster_x(), clusters_x(), cluster_rank());
         let turn = |i: i64| tile_of(cluster, clusters, rank, i, tiles);
         if tid < 128 {
@@ -376,7 +377,7 @@ mod dev {
             consume::<I, O>(&t, tid - 128, ktiles, stage, full, empty, turn);
         }
         // no block leaves while its partner may still signal its barriers
-        cluster_sync();
+        barrier_cluster();
     }
 
     /// A consumer thread (`ct` of [`CONSUMERS`]): its warpgroup's wgmmas over each turn's

@@ -353,15 +353,7 @@ impl Gpu {
         // and the wgmma ones in sm_90a PTX only
         let extra = extra.chain(tessel_gpu::SM90A_KERNELS.iter().filter(|_| best_90a));
         for k in tessel_gpu::all_kernels().chain(extra).map(|k| k.name) {
-            let f = module
-                .load_function(k)
-                .ctx(|| format!("kernel {k} in the PTX"))?;
-            // every kernel may take up to the limit: each launch asks for what its layouts need
-            f.set_attribute(
-                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                gpu.rmsnorm_smem as i32,
-            )
-            .ctx(|| format!("{k}: {} bytes of shared memory", gpu.rmsnorm_smem))?;
+            let f = crate::module::entry(&module, k, gpu.rmsnorm_smem)?;
             gpu.kernels.insert(k, f);
         }
         // gemm_sm90's clusters that fit on the device at once (its grid)

@@ -57,15 +57,7 @@ impl Module {
         }
         check_entry(&self.ptx, name, param_bytes)
             .map_err(|why| GpuError::Invalid(format!("the {} PTX: {why}", self.arch)))?;
-        let f = self
-            .module
-            .load_function(name)
-            .ctx(|| format!("kernel {name} in the PTX"))?;
-        f.set_attribute(
-            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            self.smem_limit as i32,
-        )
-        .ctx(|| format!("{name}: {} bytes of shared memory", self.smem_limit))?;
+        let f = entry(&self.module, name, self.smem_limit)?;
         found.insert(name.to_string(), f.clone());
         Ok(f)
     }
@@ -108,6 +100,20 @@ impl Module {
     pub fn geometry<K: Entry>(&self, p: K::Params<Device>) -> Result<Geometry> {
         prepare::<K>(p, self.sms, self.smem_limit).map(|(_, g)| g)
     }
+}
+
+/// Entry point `name` of `module`, allowed up to `smem` bytes of dynamic shared memory per block
+/// (each launch asks for what its layouts need).
+pub(crate) fn entry(module: &Arc<CudaModule>, name: &str, smem: i64) -> Result<CudaFunction> {
+    let f = module
+        .load_function(name)
+        .ctx(|| format!("kernel {name} in the PTX"))?;
+    f.set_attribute(
+        sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        smem as i32,
+    )
+    .ctx(|| format!("{name}: {smem} bytes of shared memory"))?;
+    Ok(f)
 }
 
 /// A kernel's parameters over global memory, as its entry point takes them.
