@@ -55,7 +55,8 @@ pub trait Kernel {
     /// Checks the parameters against what the kernel needs of their layouts (ranks are in the
     /// types; e.g. equal shapes, a unit stride for 128-bit accesses), and returns them with what
     /// the kernel relies on made static (`FlatTensor::with_static_stride`). `Err` names the
-    /// violated condition; the device traps on it, the host launcher refuses to launch. Mark it
+    /// violated condition: the host launcher refuses to launch, and the device, running the same
+    /// function on the same bytes, takes `Ok` for granted (`device::run`). Mark it
     /// `#[inline(always)]`: optimized on its own before it is inlined into the entry point, its
     /// `Result` can be left in a stack frame of the kernel (RMSNorm's was, 16 bytes).
     fn prepare<M: Space>(p: Self::Params<M>) -> Result<Self::Params<M>, &'static str>;
