@@ -358,6 +358,13 @@ fn device_prims_give_the_known_values() {
     );
     // SAFETY: the entry takes one pointer to WORDS words, initialised as prims says
     unsafe { module.launch_raw("device_prims", shape, p) }.unwrap();
+    // an entry found is checked again at each launch
+    // SAFETY: refused before any launch
+    let e = unsafe { module.launch_raw("device_prims", shape, (p, p)) }.unwrap_err();
+    assert!(
+        e.to_string().contains("8 bytes in the PTX, 16 on the host"),
+        "{e}"
+    );
     let got = g.download(&out).unwrap();
     for (i, want, what) in EXPECTED {
         assert_eq!(got[i].to_bits(), want, "out[{i}]: {what}");

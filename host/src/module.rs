@@ -22,8 +22,8 @@ pub struct Module {
     arch: String,
     module: Arc<CudaModule>,
     ptx: String,
-    /// The entries launched so far.
-    functions: Mutex<HashMap<String, CudaFunction>>,
+    /// The entries launched so far, with the parameter size the PTX gives each.
+    functions: Mutex<HashMap<String, (CudaFunction, usize)>>,
     sms: i64,
     smem_limit: i64,
 }
@@ -47,18 +47,20 @@ impl Module {
         }
     }
 
-    /// Entry point `name`, taking one parameter of `param_bytes` bytes: from the PTX the first
-    /// time (checked by [`check_entry`], allowed all the shared memory a block can have: each
-    /// launch asks for what it needs), then from the ones found.
+    /// Entry point `name`, taking one parameter of `param_bytes` bytes, checked at every launch:
+    /// from the PTX the first time (by [`check_entry`], allowed all the shared memory a block can
+    /// have: each launch asks for what it needs), then from the ones found, whose size the PTX
+    /// gave.
     fn function(&self, name: &str, param_bytes: usize) -> Result<CudaFunction> {
         let mut found = self.functions.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(f) = found.get(name) {
-            return Ok(f.clone());
+        match found.get(name) {
+            Some((f, bytes)) if *bytes == param_bytes => return Ok(f.clone()),
+            // found with another size: check_entry names the difference
+            _ => check_entry(&self.ptx, name, param_bytes)
+                .map_err(|why| GpuError::Invalid(format!("the {} PTX: {why}", self.arch)))?,
         }
-        check_entry(&self.ptx, name, param_bytes)
-            .map_err(|why| GpuError::Invalid(format!("the {} PTX: {why}", self.arch)))?;
         let f = entry(&self.module, name, self.smem_limit)?;
-        found.insert(name.to_string(), f.clone());
+        found.insert(name.to_string(), (f.clone(), param_bytes));
         Ok(f)
     }
 
@@ -229,8 +231,7 @@ pub fn check_entry(ptx: &str, name: &str, param_bytes: usize) -> std::result::Re
     let params = sig.matches(".param").count();
     if params != 1 {
         return Err(format!(
-            "{} takes {params} parameters; a kernel takes one by-value Params struct",
-            name
+            "{name} takes {params} parameters; a kernel takes one by-value Params struct"
         ));
     }
     // `.param .align A .b8 name[N]` (a struct) or `.param .u64 [.ptr ..] name` (a scalar)
