@@ -26,7 +26,7 @@
 
 use crate::gemm::{store_plan, BK, BM, BN, STAGE_BYTES};
 use layout_core::{
-    const_ok, make_gmma_desc_k, make_tiled_mma, ComposedLayout, GmmaMajor, IntTuple, Layout,
+    const_ok, make_gmma_descs_k, make_tiled_mma, ComposedLayout, GmmaDescriptor, GmmaMajor, IntTuple, Layout,
     Operand, Swizzle, TiledMma, TvCoords, SM90_64X256X16_F32BF16BF16_SS,
 };
 
@@ -73,21 +73,14 @@ const fn tile(rows: i64) -> ComposedLayout {
 }
 /// The wgmma descriptors of a `rows x BK` 16-bit K-major tile with the 128-byte swizzle (the
 /// stages' layout) at shared address 0, one per k-block of 16.
-pub const fn k_major_descs(rows: i64) -> [u64; K_BLOCKS as usize] {
-    let t = tile(rows);
-    let mut d = [0u64; K_BLOCKS as usize];
-    let mut k = 0;
-    while k < K_BLOCKS {
-        d[k as usize] = const_ok!(make_gmma_desc_k(&t, 16, GmmaMajor::K, k)).desc;
-        k += 1;
-    }
-    d
+pub const fn k_major_descs(rows: i64) -> [GmmaDescriptor; K_BLOCKS as usize] {
+    const_ok!(make_gmma_descs_k(&tile(rows), 16, GmmaMajor::K))
 }
 /// A warpgroup's A (`64 x BK` of the stage, K-major, 128-byte swizzle) per k-block, at shared
 /// address 0.
-pub const DESC_A: [u64; K_BLOCKS as usize] = k_major_descs(64);
+pub const DESC_A: [GmmaDescriptor; K_BLOCKS as usize] = k_major_descs(64);
 /// B's (`BN x BK`).
-pub const DESC_B: [u64; K_BLOCKS as usize] = k_major_descs(BN);
+pub const DESC_B: [GmmaDescriptor; K_BLOCKS as usize] = k_major_descs(BN);
 /// Columns of C per epilogue chunk.
 pub const EPI_N: i64 = 64;
 /// Row pitch (`f32` elements) of a chunk in shared memory: padded so that a warp's 8-byte
@@ -277,7 +270,7 @@ pub const fn descriptors(stage: u32, wg: i64, kb: i64) -> [u64; 2] {
     // the warpgroup's 64 rows of A: 64 rows of 128 bytes into the stage
     let a = ((stage as i64 + wg * 64 * BK * 2) >> 4) as u64;
     let b = ((stage as i64 + B_AT) >> 4) as u64;
-    [DESC_A[kb as usize] + a, DESC_B[kb as usize] + b]
+    [DESC_A[kb as usize].desc + a, DESC_B[kb as usize].desc + b]
 }
 
 /// Where accumulator `v` of the consumer thread whose [`C_PLAN`] origin is `o` goes in the

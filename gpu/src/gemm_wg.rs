@@ -24,7 +24,7 @@ use crate::unroll;
 use crate::wgmma::{gmma_desc, warpgroup_arrive, warpgroup_commit_batch, warpgroup_wait, wgmma};
 use core::marker::PhantomData;
 use layout_core::{
-    const_ok, make_coord_tensor, make_gmma_desc_k, make_tiled_mma, ComposedLayout, Engine,
+    const_ok, make_coord_tensor, make_gmma_descs_k, make_tiled_mma, ComposedLayout, Engine,
     FlatTensor, GmmaDescriptor, GmmaMajor, IntTuple, Layout, Operand, Swizzle, TvCoords,
     SM90_64X128X16_F32BF16BF16_SS,
 };
@@ -55,14 +55,7 @@ const fn stage_tile(rows: i64) -> ComposedLayout {
 }
 /// The wgmma descriptors of a `rows x BK` stage tile at shared address 0, one per 16 of K.
 const fn descs(rows: i64) -> [GmmaDescriptor; 4] {
-    let t = stage_tile(rows);
-    let mut d = [const_ok!(make_gmma_desc_k(&t, 16, GmmaMajor::K, 0)); 4];
-    let mut k = 1;
-    while k < 4 {
-        d[k] = const_ok!(make_gmma_desc_k(&t, 16, GmmaMajor::K, k as i64));
-        k += 1;
-    }
-    d
+    const_ok!(make_gmma_descs_k(&stage_tile(rows), 16, GmmaMajor::K))
 }
 const DESC_A: [GmmaDescriptor; 4] = descs(BM);
 const DESC_B: [GmmaDescriptor; 4] = descs(BN);

@@ -802,3 +802,34 @@ pub const fn make_gmma_desc_k(
     }
     Ok(desc)
 }
+
+/// The descriptors of k-blocks `0..N` of `smem` ([`make_gmma_desc_k`] of each): what a main loop
+/// issues over a stage's K, one wgmma per k-block, at the tile's base address plus the stage's.
+///
+/// Post-condition: element `k` is `make_gmma_desc_k(smem, elem_bits, major, k)`. Errors as
+/// [`make_gmma_desc_k`]'s, `IndexOutOfRange` where the tile has fewer than `N` k-blocks.
+///
+/// ```
+/// use layout_core::*;
+/// // 64 rows of 64 16-bit elements, K-major, the 128-byte swizzle: 4 k-blocks of 16
+/// let t = ComposedLayout::new(Swizzle::new(3, 3, 3)?, Layout::parse("(64,64):(64,1)")?)?;
+/// let d = make_gmma_descs_k::<4>(&t, 16, GmmaMajor::K)?;
+/// assert_eq!(d[3], make_gmma_desc_k(&t, 16, GmmaMajor::K, 3)?);
+/// // the start address moves 32 bytes (two 16-byte units) per k-block
+/// assert_eq!(d[1].desc - d[0].desc, 2);
+/// assert!(make_gmma_descs_k::<5>(&t, 16, GmmaMajor::K).is_err());
+/// # Ok::<(), LayoutError>(())
+/// ```
+pub const fn make_gmma_descs_k<const N: usize>(
+    smem: &ComposedLayout,
+    elem_bits: i64,
+    major: GmmaMajor,
+) -> Result<[GmmaDescriptor; N]> {
+    let mut d = [GmmaDescriptor { desc: 0 }; N];
+    let mut k = 0;
+    while k < N {
+        d[k] = tri!(make_gmma_desc_k(smem, elem_bits, major, k as i64));
+        k += 1;
+    }
+    Ok(d)
+}
