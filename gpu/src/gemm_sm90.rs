@@ -26,8 +26,8 @@
 
 use crate::gemm::{store_plan, BK, BM, BN, STAGE_BYTES};
 use layout_core::{
-    const_ok, make_gmma_descs_k, make_tiled_mma, ComposedLayout, GmmaDescriptor, GmmaMajor, IntTuple, Layout,
-    Operand, Swizzle, TiledMma, TvCoords, SM90_64X256X16_F32BF16BF16_SS,
+    const_ok, make_gmma_descs_k, make_tiled_mma, ComposedLayout, GmmaDescriptor, GmmaMajor,
+    IntTuple, Layout, Operand, Swizzle, TiledMma, TvCoords, SM90_64X256X16_F32BF16BF16_SS,
 };
 
 /// Threads: the producer warpgroup and two consumer warpgroups.
