@@ -16,6 +16,7 @@
 //! the wgmma fence, 4 reads a stage without waiting for its mbarrier.
 
 use crate::ctx::{Ctx, Geometry, Kernel};
+use crate::gemm_sm90::k_major_descs;
 use crate::mem::{AsyncCopy, Mem, Space};
 use crate::mma::MmaIn;
 use crate::sync::sync_threads;
@@ -24,9 +25,8 @@ use crate::unroll;
 use crate::wgmma::{gmma_desc, warpgroup_arrive, warpgroup_commit_batch, warpgroup_wait, wgmma};
 use core::marker::PhantomData;
 use layout_core::{
-    const_ok, make_coord_tensor, make_gmma_descs_k, make_tiled_mma, ComposedLayout, Engine,
-    FlatTensor, GmmaDescriptor, GmmaMajor, IntTuple, Layout, Operand, Swizzle, TvCoords,
-    SM90_64X128X16_F32BF16BF16_SS,
+    const_ok, make_coord_tensor, make_tiled_mma, Engine, FlatTensor, GmmaDescriptor, Layout,
+    Operand, TvCoords, SM90_64X128X16_F32BF16BF16_SS,
 };
 
 /// Rows of A per tile (one wgmma's M).
@@ -44,21 +44,11 @@ pub const STAGE: i64 = (BM + BN) * BK;
 /// Shared memory: 1024 bytes to align the stages, the stages, an mbarrier per stage.
 pub const SMEM_BYTES: i64 = 1024 + 2 * STAGE * STAGES + 8 * STAGES;
 
-/// A stage's `rows x BK` tile as the copy engine's 128-byte mode lays it out.
-const fn stage_tile(rows: i64) -> ComposedLayout {
-    let l = const_ok!(IntTuple::from_ints(&[rows, BK]));
-    let sw = const_ok!(Swizzle::new(3, 3, 3));
-    const_ok!(ComposedLayout::new(
-        sw,
-        const_ok!(Layout::from_parts(l, &[BK, 1]))
-    ))
-}
-/// The wgmma descriptors of a `rows x BK` stage tile at shared address 0, one per 16 of K.
-const fn descs(rows: i64) -> [GmmaDescriptor; 4] {
-    const_ok!(make_gmma_descs_k(&stage_tile(rows), 16, GmmaMajor::K))
-}
-const DESC_A: [GmmaDescriptor; 4] = descs(BM);
-const DESC_B: [GmmaDescriptor; 4] = descs(BN);
+// The stages are gemm_sm90's (`rows x 64` 16-bit elements, K-major, the copy engine's 128-byte
+// swizzle): its per-k-block descriptors serve.
+const _: () = assert!(BK == crate::gemm::BK, "gemm_wg's stages are gemm_sm90's");
+const DESC_A: [GmmaDescriptor; 4] = k_major_descs(BM);
+const DESC_B: [GmmaDescriptor; 4] = k_major_descs(BN);
 /// The accumulators' places in the `BM x BN` tile: thread origin, value `v` of 64.
 const C_PLAN: TvCoords<2> = const_ok!(TvCoords::of_mma(
     &const_ok!(make_tiled_mma(
