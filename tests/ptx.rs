@@ -194,7 +194,7 @@ fn kernels_take_the_launchers_parameters() {
     for (arch, ptx) in tessel::ptx::PTX {
         // the copy engine's kernels exist in sm_90 (and newer) PTX only
         let sm90 = arch[3..5].parse::<u32>().is_ok_and(|a| a >= 90);
-        let extra = tessel_gpu::SM90_KERNELS.iter().filter(|_| sm90);
+        let extra = tessel_gpu::sm90_kernels().filter(|_| sm90);
         // and the wgmma ones in sm_90a PTX only
         let extra = extra.chain(
             tessel_gpu::SM90A_KERNELS

@@ -15,7 +15,8 @@ use core::arch::asm;
 use core::arch::nvptx;
 
 use crate::ctx::Kernel;
-use crate::mem::{Device, Smem};
+use crate::mem::{Device, Smem, Space};
+use crate::smem32::{Device32, Smem32};
 pub use crate::sync::*;
 
 /// `threadIdx.x`.
@@ -236,22 +237,52 @@ pub fn cp_async_wait_all() {
     unsafe { asm!("cp.async.wait_all;", options(nostack, preserves_flags)) }
 }
 
-/// Runs kernel `K` for this thread: prepares the parameters, then the kernel's thread. The host
-/// launcher ran this same `prepare` on these same bytes and launched only on `Ok`, so the device
-/// takes `Ok` for granted: the compiler drops the checks and keeps what they establish (static
-/// strides, equal shapes), and a thread pays nothing for them.
+/// A space a kernel runs in on the GPU ([`Device`] or [`Device32`]): how its threads reach the
+/// block's dynamic shared memory.
+pub trait DeviceSpace: Space {
+    /// The start of the block's dynamic shared memory, as `T`s.
+    fn block_smem<T: Copy>() -> Self::Shared<T>;
+}
+
+impl DeviceSpace for Device {
+    #[inline(always)]
+    fn block_smem<T: Copy>() -> Smem<T> {
+        Smem(dynamic_smem::<T>())
+    }
+}
+
+impl DeviceSpace for Device32 {
+    #[inline(always)]
+    fn block_smem<T: Copy>() -> Smem32<T> {
+        Smem32::new(smem_addr(dynamic_smem::<u8>()))
+    }
+}
+
+/// Runs kernel `K` for this thread in [`Device`] ([`run_in`]).
+///
+/// # Safety
+/// As [`run_in`].
+#[inline(always)]
+pub unsafe fn run<K: Kernel>(p: K::Params<Device>) {
+    run_in::<K, Device>(p)
+}
+
+/// Runs kernel `K` for this thread in space `S`: prepares the parameters, then the kernel's
+/// thread. The host launcher ran this same `prepare` on these same bytes and launched only on
+/// `Ok`, so the device takes `Ok` for granted: the compiler drops the checks and keeps what they
+/// establish (static strides, equal shapes), and a thread pays nothing for them.
 ///
 /// # Safety
 /// `p` must come from the host launcher of `K` (`K::prepare(p)` is `Ok`), launched with
 /// `K::geometry`.
 #[inline(always)]
-pub unsafe fn run<K: Kernel>(p: K::Params<Device>) {
+pub unsafe fn run_in<K: Kernel, S: DeviceSpace>(p: K::Params<S>) {
     let p = match K::prepare(p) {
         Ok(p) => p,
         // SAFETY: the launcher's `prepare` of the same bytes was `Ok` (`# Safety`)
         Err(_) => core::hint::unreachable_unchecked(),
     };
-    K::thread::<Device>(&p, &ctx(Smem(dynamic_smem::<K::Shared>())));
+    K::thread::<S>(&p, &ctx(S::block_smem::<K::Shared>()));
 }
 
 /// The shared-state-space address of `p`, a generic pointer into the block's shared memory
@@ -370,6 +401,63 @@ pub unsafe fn ld_shared_v4(addr: u32) -> V4 {
          p = in(reg32) addr, a = out(reg32) a, b = out(reg32) b, c = out(reg32) c,
          d = out(reg32) d, options(readonly, nostack, preserves_flags));
     V4([a, b, c, d])
+}
+
+/// `ld.shared` of a `T` of 2, 4, 8 or 16 bytes at shared address `addr`.
+///
+/// # Safety
+/// `addr` a shared address of a readable `T`, aligned to its size.
+#[inline(always)]
+pub unsafe fn ld_shared<T: Copy>(addr: u32) -> T {
+    use core::mem::{size_of, transmute_copy};
+    match size_of::<T>() {
+        2 => {
+            let v: u16;
+            asm!("ld.shared.b16 {v}, [{a}];", v = out(reg16) v, a = in(reg32) addr,
+                 options(readonly, nostack, preserves_flags));
+            transmute_copy(&v)
+        }
+        4 => {
+            let v: u32;
+            asm!("ld.shared.b32 {v}, [{a}];", v = out(reg32) v, a = in(reg32) addr,
+                 options(readonly, nostack, preserves_flags));
+            transmute_copy(&v)
+        }
+        8 => {
+            let (x, y): (u32, u32);
+            asm!("ld.shared.v2.b32 {{{x}, {y}}}, [{a}];", x = out(reg32) x, y = out(reg32) y,
+                 a = in(reg32) addr, options(readonly, nostack, preserves_flags));
+            transmute_copy(&[x, y])
+        }
+        16 => transmute_copy(&ld_shared_v4(addr)),
+        _ => trap(),
+    }
+}
+
+/// `st.shared` of a `T` of 2, 4, 8 or 16 bytes at shared address `addr`.
+///
+/// # Safety
+/// `addr` a shared address of a writable `T`, aligned to its size.
+#[inline(always)]
+pub unsafe fn st_shared<T: Copy>(addr: u32, v: T) {
+    use core::mem::{size_of, transmute_copy};
+    match size_of::<T>() {
+        2 => {
+            asm!("st.shared.b16 [{a}], {v};", a = in(reg32) addr, v = in(reg16) transmute_copy::<T, u16>(&v),
+                  options(nostack, preserves_flags))
+        }
+        4 => {
+            asm!("st.shared.b32 [{a}], {v};", a = in(reg32) addr, v = in(reg32) transmute_copy::<T, u32>(&v),
+                  options(nostack, preserves_flags))
+        }
+        8 => {
+            let [x, y] = transmute_copy::<T, [u32; 2]>(&v);
+            asm!("st.shared.v2.b32 [{a}], {{{x}, {y}}};", a = in(reg32) addr, x = in(reg32) x,
+                 y = in(reg32) y, options(nostack, preserves_flags))
+        }
+        16 => st_shared_v4(addr, transmute_copy(&v)),
+        _ => trap(),
+    }
 }
 
 /// `st.shared.u32`.

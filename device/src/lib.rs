@@ -71,6 +71,7 @@ pub mod real;
 pub mod rows;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod sim;
+pub mod smem32;
 pub mod stage;
 pub mod sync;
 pub mod tma;
@@ -95,7 +96,7 @@ pub mod prelude {
         exp, exp2, exp2_approx, fma, log, log2_approx, rsqrt, sqrt, tanh, LOG2_E,
     };
     pub use crate::mem::{
-        AsyncCopy, Device, Dsm, Gmem, Ldmatrix, Mem, Smem, Space, SwizzleEngine, V4,
+        AsyncCopy, Device, Dsm, Gmem, Ldmatrix, Mem, Recast, Smem, Space, SwizzleEngine, V4,
     };
     pub use crate::mma::{mma_m16n8k16, MmaIn};
     pub use crate::real::Real;
@@ -115,7 +116,8 @@ pub mod prelude {
 
 /// Declares a crate's PTX entry points, `name => KernelType, ...` (after optional attributes
 /// for the entry functions, e.g. `#[cfg(target_feature = "sm_90a")]` for kernels only some
-/// archs' PTX holds): each becomes an
+/// archs' PTX holds; `name in Space => KernelType` runs the kernel in another device space, e.g.
+/// [`smem32::Device32`]): each becomes an
 /// `extern "ptx-kernel"` function `name` (on `nvptx64`) taking the kernel's `Params` with global
 /// memory by value and running its thread ([`device::run`]), an [`ctx::Entry`] implementation
 /// naming it (which the host launcher uses), and a line of `KERNELS`, the crate's registry
@@ -124,30 +126,32 @@ pub mod prelude {
 /// [`macro@kernel`] on its `impl Kernel` instead.
 #[macro_export]
 macro_rules! kernels {
-    ($(#[$m:meta])* $($name:ident => $k:ty),* $(,)?) => {
-        $crate::kernels!(@all [$(#[$m])*] $($name => $k),*);
+    ($(#[$m:meta])* $($name:ident $(in $space:ty)? => $k:ty),* $(,)?) => {
+        $crate::kernels!(@all [$(#[$m])*] $($name [$($space)?] $k),*);
     };
-    (@all $attrs:tt $($name:ident => $k:ty),*) => {
-        $( $crate::kernels!(@entry $attrs $name $k); )*
+    (@all $attrs:tt $($name:ident $space:tt $k:ty),*) => {
+        $( $crate::kernels!(@entry $attrs $name $space $k); )*
         /// Every PTX entry point of this crate, in declaration order.
         pub const KERNELS: &[$crate::ctx::KernelInfo] = &[$(
             $crate::ctx::KernelInfo {
                 name: stringify!($name),
                 param_bytes: core::mem::size_of::<
-                    <$k as $crate::ctx::Kernel>::Params<$crate::mem::Device>,
+                    <$k as $crate::ctx::Kernel>::Params<$crate::kernels!(@space $space)>,
                 >(),
             },
         )*];
     };
-    (@entry [$(#[$m:meta])*] $name:ident $k:ty) => {
+    (@space []) => { $crate::mem::Device };
+    (@space [$space:ty]) => { $space };
+    (@entry [$(#[$m:meta])*] $name:ident $space:tt $k:ty) => {
         #[cfg(target_arch = "nvptx64")]
         $(#[$m])*
         #[no_mangle]
         #[doc = concat!("The PTX entry point of `", stringify!($k), "`.")]
         pub unsafe extern "ptx-kernel" fn $name(
-            p: <$k as $crate::ctx::Kernel>::Params<$crate::mem::Device>,
+            p: <$k as $crate::ctx::Kernel>::Params<$crate::kernels!(@space $space)>,
         ) {
-            $crate::device::run::<$k>(p)
+            $crate::device::run_in::<$k, $crate::kernels!(@space $space)>(p)
         }
         impl $crate::ctx::Entry for $k {
             const NAME: &'static str = stringify!($name);

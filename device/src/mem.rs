@@ -91,7 +91,7 @@ pub trait Space: Copy + 'static {
     type Global<T: Copy>: Mem<T>;
     /// The block's shared memory holding `T`s, filled from [`Space::Global`] by asynchronous
     /// copies and the copy engine.
-    type Shared<T: Copy>: Mem<T> + AsyncCopy<Space = Self> + BulkCopy + Dsm + Ldmatrix;
+    type Shared<T: Copy>: Mem<T> + AsyncCopy<Space = Self> + BulkCopy + Dsm + Ldmatrix + Recast;
     /// The copy engine's map of a global tensor of `T`s ([`crate::tma`]).
     type TensorMap<T: Copy>: TensorMap;
 }
@@ -151,6 +151,19 @@ pub trait Dsm: Sized {
     unsafe fn mbarrier_arrive_cluster(&self, rank: i64);
 }
 
+/// Shared memory seen as elements of another type (CuTe's `recast_ptr<V>`): the same bytes from
+/// the same place, e.g. a GEMM's 16-bit stages reused for its `f32` accumulators.
+pub trait Recast: AsyncCopy {
+    /// This position as an engine of `V`s: element `i` of it is the `V` at byte
+    /// `i size_of::<V>()` from here.
+    ///
+    /// Post-conditions: this position's byte offset is a multiple of `size_of::<V>()` (else the
+    /// simulated GPU reports it); the simulated GPU keeps checking every access at the
+    /// granularity of the block's shared element type, so `V` is at least as wide.
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    fn recast<V: Copy>(&self) -> <Self::Space as Space>::Shared<V>;
+}
+
 /// The GPU's memory: [`Gmem`] and [`Smem`], device addresses. On the host they are only carried
 /// to the launch (a host never dereferences a device address: a kernel runs on the host through
 /// the simulated GPU's space).
@@ -181,6 +194,18 @@ pub trait AsyncCopy {
     /// this thread's wait that covers the copy (and, by another thread, a barrier after it).
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn copy_async_v4<T: Copy>(&self, src: &<Self::Space as Space>::Global<T>);
+    /// [`AsyncCopy::copy_async_v4`] where `full`, else 16 zero bytes here, `src` not read (CuTe's
+    /// `SM80_CP_ASYNC_CACHEGLOBAL_ZFILL`: `cp.async` with a source size of 16 or 0). The copy
+    /// lands at its wait either way.
+    ///
+    /// # Safety
+    /// As [`AsyncCopy::copy_async_v4`], `src`'s only where `full`.
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn copy_async_v4_zfill<T: Copy>(
+        &self,
+        src: &<Self::Space as Space>::Global<T>,
+        full: bool,
+    );
     /// `cp.async.commit_group`: the thread's copies started since its last commit form a group.
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     fn commit(&self);
@@ -383,9 +408,9 @@ pub fn quad_aligned<T>(p: *const T) -> bool {
 mod device {
     use super::*;
     use crate::device::{
-        cp_async_16, cp_async_commit, cp_async_wait, cp_async_wait_all, load_global, load_v4,
-        load_v4_rw, mbarrier_arrive_expect_tx, mbarrier_complete_tx, mbarrier_init, mbarrier_wait,
-        smem_addr, store_global, store_v4,
+        cp_async_16, cp_async_16_zfill, cp_async_commit, cp_async_wait, cp_async_wait_all,
+        load_global, load_v4, load_v4_rw, mbarrier_arrive_expect_tx, mbarrier_complete_tx,
+        mbarrier_init, mbarrier_wait, smem_addr, store_global, store_v4,
     };
     use core::mem::{size_of, transmute_copy};
 
@@ -557,6 +582,13 @@ mod device {
         }
     }
 
+    impl<U> Recast for Smem<U> {
+        #[inline(always)]
+        fn recast<V: Copy>(&self) -> Smem<V> {
+            Smem(self.0 as *mut V)
+        }
+    }
+
     impl<U> Dsm for Smem<U> {
         #[inline(always)]
         fn map_rank(&self, rank: i64) -> Self {
@@ -580,6 +612,11 @@ mod device {
         #[inline(always)]
         unsafe fn copy_async_v4<T: Copy>(&self, src: &Gmem<T>) {
             cp_async_16(self.0 as *mut V4, src.0 as *const u8)
+        }
+        /// `cp.async.cg.shared.global [here], [src], 16, 16 or 0`.
+        #[inline(always)]
+        unsafe fn copy_async_v4_zfill<T: Copy>(&self, src: &Gmem<T>, full: bool) {
+            cp_async_16_zfill(smem_addr(self.0), src.0 as *const u8, 16 * full as u32)
         }
         #[inline(always)]
         fn commit(&self) {
@@ -617,7 +654,7 @@ mod device {
 /// check every access). These accesses exist so that `Device` is a [`Space`] on every target;
 /// reaching one is a bug of the caller, reported as such.
 #[cfg(not(target_arch = "nvptx64"))]
-pub(crate) use off_device::no_device;
+pub(crate) use off_device::{no_device, no_mem, no_shared};
 
 #[cfg(not(target_arch = "nvptx64"))]
 mod off_device {
@@ -657,7 +694,7 @@ mod off_device {
                     no_device("a write")
                 }
                 fn aligned_pair(&self) -> bool {
-                    pair_aligned(self.0)
+                    $crate::mem::pair_aligned(self.0 as usize as *const T)
                 }
                 unsafe fn read_quad(&self) -> [T; 4] {
                     no_device("a read")
@@ -666,60 +703,79 @@ mod off_device {
                     no_device("a write")
                 }
                 fn aligned_quad(&self) -> bool {
-                    quad_aligned(self.0)
+                    $crate::mem::quad_aligned(self.0 as usize as *const T)
                 }
                 fn misalignment(&self, bytes: usize) -> i64 {
-                    misalignment(self.0, bytes)
+                    $crate::mem::misalignment(self.0 as usize as *const T, bytes)
                 }
             }
         };
     }
+    pub(crate) use no_mem;
     no_mem!(Gmem);
-    no_mem!(Smem);
 
-    impl<U> Ldmatrix for Smem<U> {
-        unsafe fn ldmatrix_x4(&self) -> [u32; 4] {
-            no_device("ldmatrix")
-        }
-        unsafe fn ldmatrix_x4_trans(&self) -> [u32; 4] {
-            no_device("ldmatrix")
-        }
+    /// The off-device stand-ins of a shared-memory engine `$e` of space `$space`: every access
+    /// is refused (kernels run on the host only in the simulated GPU's space).
+    macro_rules! no_shared {
+        ($e:ident, $space:ty) => {
+            $crate::mem::no_mem!($e);
+            impl<U> $crate::mem::Ldmatrix for $e<U> {
+                unsafe fn ldmatrix_x4(&self) -> [u32; 4] {
+                    $crate::mem::no_device("ldmatrix")
+                }
+                unsafe fn ldmatrix_x4_trans(&self) -> [u32; 4] {
+                    $crate::mem::no_device("ldmatrix")
+                }
+            }
+
+            impl<U> $crate::mem::Dsm for $e<U> {
+                fn map_rank(&self, _: i64) -> Self {
+                    $crate::mem::no_device("mapa")
+                }
+                unsafe fn mbarrier_arrive_cluster(&self, _: i64) {
+                    $crate::mem::no_device("mbarrier.arrive.shared::cluster")
+                }
+            }
+
+            impl<U> $crate::mem::AsyncCopy for $e<U> {
+                type Space = $space;
+                unsafe fn copy_async_v4<T: Copy>(&self, _: &$crate::mem::Gmem<T>) {
+                    $crate::mem::no_device("cp.async")
+                }
+                unsafe fn copy_async_v4_zfill<T: Copy>(&self, _: &$crate::mem::Gmem<T>, _: bool) {
+                    $crate::mem::no_device("cp.async")
+                }
+                fn commit(&self) {
+                    $crate::mem::no_device("cp.async.commit_group")
+                }
+                unsafe fn wait_groups<const N: u32>(&self) {
+                    $crate::mem::no_device("cp.async.wait_group")
+                }
+                unsafe fn wait_all(&self) {
+                    $crate::mem::no_device("cp.async.wait_all")
+                }
+                unsafe fn mbarrier_init(&self, _: u32) {
+                    $crate::mem::no_device("mbarrier.init")
+                }
+                unsafe fn mbarrier_arrive(&self, _: u32) {
+                    $crate::mem::no_device("mbarrier.arrive")
+                }
+                unsafe fn mbarrier_complete_tx(&self, _: u32) {
+                    $crate::mem::no_device("mbarrier.complete_tx")
+                }
+                unsafe fn mbarrier_wait(&self, _: u32) {
+                    $crate::mem::no_device("mbarrier.try_wait")
+                }
+            }
+        };
     }
+    pub(crate) use no_shared;
 
-    impl<U> Dsm for Smem<U> {
-        fn map_rank(&self, _: i64) -> Self {
-            no_device("mapa")
-        }
-        unsafe fn mbarrier_arrive_cluster(&self, _: i64) {
-            no_device("mbarrier.arrive.shared::cluster")
-        }
-    }
+    no_shared!(Smem, Device);
 
-    impl<U> AsyncCopy for Smem<U> {
-        type Space = Device;
-        unsafe fn copy_async_v4<T: Copy>(&self, _: &Gmem<T>) {
-            no_device("cp.async")
-        }
-        fn commit(&self) {
-            no_device("cp.async.commit_group")
-        }
-        unsafe fn wait_groups<const N: u32>(&self) {
-            no_device("cp.async.wait_group")
-        }
-        unsafe fn wait_all(&self) {
-            no_device("cp.async.wait_all")
-        }
-        unsafe fn mbarrier_init(&self, _: u32) {
-            no_device("mbarrier.init")
-        }
-        unsafe fn mbarrier_arrive(&self, _: u32) {
-            no_device("mbarrier.arrive")
-        }
-        unsafe fn mbarrier_complete_tx(&self, _: u32) {
-            no_device("mbarrier.complete_tx")
-        }
-        unsafe fn mbarrier_wait(&self, _: u32) {
-            no_device("mbarrier.try_wait")
+    impl<U> Recast for Smem<U> {
+        fn recast<V: Copy>(&self) -> Smem<V> {
+            Smem(self.0 as *mut V)
         }
     }
 }

@@ -117,6 +117,11 @@ pub trait BulkCopy: AsyncCopy {
     fn fence_proxy_async(&self);
 }
 
+#[cfg(not(target_arch = "nvptx64"))]
+pub(crate) use off_device::no_bulk_copy;
+#[cfg(target_arch = "nvptx64")]
+pub(crate) use on_device::bulk_copy;
+
 #[cfg(target_arch = "nvptx64")]
 mod on_device {
     use super::*;
@@ -133,53 +138,66 @@ mod on_device {
         }
     }
 
-    impl<U> BulkCopy for Smem<U> {
-        #[inline(always)]
-        fn addr(&self) -> u32 {
-            smem_addr(self.0)
-        }
-        #[inline(always)]
-        unsafe fn tma_load<T: Copy>(&self, map: &GmemTensorMap<T>, at: [i64; 2], bar: &Self) {
-            tma_load_2d(self.addr(), map.0, at[1] as i32, at[0] as i32, bar.addr())
-        }
-        #[inline(always)]
-        unsafe fn tma_load_multicast<T: Copy>(
-            &self,
-            map: &GmemTensorMap<T>,
-            at: [i64; 2],
-            bar: &Self,
-            mask: u16,
-        ) {
-            crate::device::tma_load_2d_multicast(
-                self.addr(),
-                map.0,
-                at[1] as i32,
-                at[0] as i32,
-                bar.addr(),
-                mask,
-            )
-        }
-        #[inline(always)]
-        unsafe fn tma_store<T: Copy>(&self, map: &GmemTensorMap<T>, at: [i64; 2]) {
-            tma_store_2d(map.0, self.addr(), at[1] as i32, at[0] as i32)
-        }
-        #[inline(always)]
-        fn bulk_commit(&self) {
-            bulk_commit()
-        }
-        #[inline(always)]
-        fn bulk_wait_read<const N: u32>(&self) {
-            bulk_wait_read::<N>()
-        }
-        #[inline(always)]
-        fn bulk_wait<const N: u32>(&self) {
-            bulk_wait::<N>()
-        }
-        #[inline(always)]
-        fn fence_proxy_async(&self) {
-            fence_proxy_async_shared()
-        }
+    /// `BulkCopy` for shared-memory engine `$e`, whose shared address `$addr` gives.
+    macro_rules! bulk_copy {
+        ($e:ident, $addr:expr) => {
+            impl<U> BulkCopy for $e<U> {
+                #[inline(always)]
+                fn addr(&self) -> u32 {
+                    ($addr)(self)
+                }
+                #[inline(always)]
+                unsafe fn tma_load<T: Copy>(
+                    &self,
+                    map: &GmemTensorMap<T>,
+                    at: [i64; 2],
+                    bar: &Self,
+                ) {
+                    tma_load_2d(self.addr(), map.0, at[1] as i32, at[0] as i32, bar.addr())
+                }
+                #[inline(always)]
+                unsafe fn tma_load_multicast<T: Copy>(
+                    &self,
+                    map: &GmemTensorMap<T>,
+                    at: [i64; 2],
+                    bar: &Self,
+                    mask: u16,
+                ) {
+                    crate::device::tma_load_2d_multicast(
+                        self.addr(),
+                        map.0,
+                        at[1] as i32,
+                        at[0] as i32,
+                        bar.addr(),
+                        mask,
+                    )
+                }
+                #[inline(always)]
+                unsafe fn tma_store<T: Copy>(&self, map: &GmemTensorMap<T>, at: [i64; 2]) {
+                    tma_store_2d(map.0, self.addr(), at[1] as i32, at[0] as i32)
+                }
+                #[inline(always)]
+                fn bulk_commit(&self) {
+                    bulk_commit()
+                }
+                #[inline(always)]
+                fn bulk_wait_read<const N: u32>(&self) {
+                    bulk_wait_read::<N>()
+                }
+                #[inline(always)]
+                fn bulk_wait<const N: u32>(&self) {
+                    bulk_wait::<N>()
+                }
+                #[inline(always)]
+                fn fence_proxy_async(&self) {
+                    fence_proxy_async_shared()
+                }
+            }
+        };
     }
+    pub(crate) use bulk_copy;
+
+    bulk_copy!(Smem, |s: &Smem<U>| smem_addr(s.0));
 }
 
 /// The GPU's maps and shared memory off the GPU: carried to a launch, never used (as
@@ -195,36 +213,53 @@ mod off_device {
         }
     }
 
-    impl<U> BulkCopy for Smem<U> {
-        fn addr(&self) -> u32 {
-            no_device("a shared address")
-        }
-        unsafe fn tma_load<T: Copy>(&self, _: &GmemTensorMap<T>, _: [i64; 2], _: &Self) {
-            no_device("cp.async.bulk.tensor")
-        }
-        unsafe fn tma_load_multicast<T: Copy>(
-            &self,
-            _: &GmemTensorMap<T>,
-            _: [i64; 2],
-            _: &Self,
-            _: u16,
-        ) {
-            no_device("cp.async.bulk.tensor multicast")
-        }
-        unsafe fn tma_store<T: Copy>(&self, _: &GmemTensorMap<T>, _: [i64; 2]) {
-            no_device("cp.async.bulk.tensor")
-        }
-        fn bulk_commit(&self) {
-            no_device("cp.async.bulk.commit_group")
-        }
-        fn bulk_wait_read<const N: u32>(&self) {
-            no_device("cp.async.bulk.wait_group.read")
-        }
-        fn bulk_wait<const N: u32>(&self) {
-            no_device("cp.async.bulk.wait_group")
-        }
-        fn fence_proxy_async(&self) {
-            no_device("fence.proxy.async")
-        }
+    /// The off-device stand-in of `BulkCopy` for shared-memory engine `$e`.
+    macro_rules! no_bulk_copy {
+        ($e:ident) => {
+            impl<U> $crate::tma::BulkCopy for $e<U> {
+                fn addr(&self) -> u32 {
+                    $crate::mem::no_device("a shared address")
+                }
+                unsafe fn tma_load<T: Copy>(
+                    &self,
+                    _: &$crate::tma::GmemTensorMap<T>,
+                    _: [i64; 2],
+                    _: &Self,
+                ) {
+                    $crate::mem::no_device("cp.async.bulk.tensor")
+                }
+                unsafe fn tma_load_multicast<T: Copy>(
+                    &self,
+                    _: &$crate::tma::GmemTensorMap<T>,
+                    _: [i64; 2],
+                    _: &Self,
+                    _: u16,
+                ) {
+                    $crate::mem::no_device("cp.async.bulk.tensor multicast")
+                }
+                unsafe fn tma_store<T: Copy>(
+                    &self,
+                    _: &$crate::tma::GmemTensorMap<T>,
+                    _: [i64; 2],
+                ) {
+                    $crate::mem::no_device("cp.async.bulk.tensor")
+                }
+                fn bulk_commit(&self) {
+                    $crate::mem::no_device("cp.async.bulk.commit_group")
+                }
+                fn bulk_wait_read<const N: u32>(&self) {
+                    $crate::mem::no_device("cp.async.bulk.wait_group.read")
+                }
+                fn bulk_wait<const N: u32>(&self) {
+                    $crate::mem::no_device("cp.async.bulk.wait_group")
+                }
+                fn fence_proxy_async(&self) {
+                    $crate::mem::no_device("fence.proxy.async")
+                }
+            }
+        };
     }
+    pub(crate) use no_bulk_copy;
+
+    no_bulk_copy!(Smem);
 }

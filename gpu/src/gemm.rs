@@ -25,10 +25,20 @@
 //! Operands whose K-stride is not 1 or whose rows are not 16-byte aligned (another major, a `K`
 //! not a multiple of 8) are loaded element by element into the same stages: slower, same result.
 
+use crate::ctx::{Ctx, Geometry, Kernel};
+use crate::frag::{Atom, Fragment};
+use crate::mem::{AsyncCopy, Ldmatrix, Mem, Recast, Space, V4};
+use crate::mma::mma_m16n8k16;
+use crate::real::Real;
+use crate::sync::sync_threads;
+use crate::tma::{BulkCopy, TensorMap};
+use crate::unroll;
+use core::marker::PhantomData;
 use layout_core::{
-    const_ok, make_tiled_copy_a, make_tiled_copy_b, make_tiled_copy_tv, make_tiled_mma_permuted,
-    CopyAtom, FlatTensor, IntTuple, Layout, MmaAtom, Operand, Swizzle, TiledMma, TvCoords,
-    SM75_U32X4_LDSM_N, SM80_16X8X16_F32BF16BF16F32_TN, SM80_16X8X16_F32F16F16F32_TN,
+    const_ok, make_coord_tensor, make_tiled_copy_a, make_tiled_copy_b, make_tiled_copy_tv,
+    make_tiled_mma_permuted, CopyAtom, Engine, FlatTensor, IntTuple, Layout, MmaAtom, Operand,
+    Swizzle, TiledMma, TvCoords, SM75_U32X4_LDSM_N, SM80_16X8X16_F32BF16BF16F32_TN,
+    SM80_16X8X16_F32F16F16F32_TN,
 };
 
 /// Block tile rows (of A and C).
@@ -234,17 +244,17 @@ const _: () = assert!(
     "one ldmatrix address per k-step and lane serves every m-tile and n-tile pair"
 );
 
-/// Thread `tid`'s `ldmatrix.x4` byte offsets in a stage at k-step 0: `[A, B]`. Lane `l` gives
+/// Thread `tid`'s `ldmatrix.x4` element offsets in a stage at k-step 0: `[A, B]`. Lane `l` gives
 /// row `l % 8` of matrix `q = l / 8`: for A, word `q` of m-tile 0 ([`ldsm_origin`] of the atom's
 /// A layout, from the warp's origin in [`A_PLAN`]); for B, word `q % 2` of n-tile `q / 2` (the
-/// n-tile pair 0 of [`B_PLAN`]). The m-tiles and n-tile pairs are [`A_ROWS`] and [`B_ROWS`] rows
-/// further, where the swizzle commutes; k-step `ks` is the offset XOR `32 ks`
-/// ([`KSTEP_IS_XOR`]).
+/// n-tile pair 0 of [`B_PLAN`]), from B's tile at [`A_ELEMS`]. The m-tiles and n-tile pairs are
+/// [`A_ROWS`] and [`B_ROWS`] rows further, where the swizzle commutes; k-step `ks` is the offset
+/// XOR `16 ks` ([`KSTEP_IS_XOR`]).
 #[inline(always)]
 pub fn ldsm_offsets(tid: i64) -> [i64; 2] {
     let a = LDSM_A.0.call(tid) + LDSM_A.1.call(0);
     let b = LDSM_B.0.call(tid) + LDSM_B.1.call(0);
-    [2 * SW.apply(a), 2 * SW.apply(b)]
+    [SW.apply(a), SW.apply(b)]
 }
 
 /// `make_tiled_copy_A(Copy_Atom<SM75_U32x4_LDSM_N, 16-bit>, MMA)`'s partition of a K-major
@@ -456,464 +466,544 @@ pub const fn raster(b: i64, tiles_m: i64, tiles_n: i64) -> [i64; 2] {
 /// A 16-bit input element type of the tensor cores: `mma.sync`'s ([`crate::mma::MmaIn`]).
 pub use crate::mma::MmaIn as GemmIn;
 
-#[cfg(target_arch = "nvptx64")]
-pub use dev::{gemm, gemm_tma};
+/// The parameters of `gemm_tma` (sm_90): the copy engine's maps of A and B (engine `T`: boxes of
+/// `BM x BK` and `BN x BK`, the 128-byte swizzle), then the GEMM.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct GemmMapParams<T, A, C> {
+    /// A's tensor map.
+    pub a_map: T,
+    /// B's tensor map.
+    pub b_map: T,
+    /// The GEMM.
+    pub g: GemmParams<A, C>,
+}
 
-#[cfg(target_arch = "nvptx64")]
-pub(crate) mod dev {
-    use super::*;
-    use crate::device::{
-        block_x, cp_async_16_zfill, cp_async_commit, cp_async_wait, dynamic_smem, ld_shared_v4,
-        ldmatrix_x4, mbarrier_arrive_expect_tx, mbarrier_init, mbarrier_wait, mma_16x8x16,
-        smem_addr, st_shared_v2, st_shared_v4, sync_threads, tensormap_acquire, thread_x,
-        tma_load_2d, trap,
-    };
-    use crate::mem::{Gmem, Mem, V4};
-    use crate::real::Real;
-    use layout_core::make_coord_tensor;
+/// `gemm_sm80`, inputs `I`, output `O`, the stages filled by `cp.async`; `BUG` a broken copy for
+/// the simulated GPU's tests (0: none): 1 leaves out the barrier before a stage is refilled, 2
+/// the `cp.async` wait before a stage is read, 3 swaps the words of a B fragment, 4 the barrier
+/// between the accumulators' staging and the epilogue, 5 drops thread 0's first store to C, 6
+/// never advances the stage it reads (stage 0 throughout, refilled under its readers).
+pub struct Gemm<I, O, const BUG: u8 = 0>(PhantomData<(I, O)>);
 
-    /// Can a tile of `t` (16-bit) be loaded by 16-byte chunks: K-stride 1, rows 16-byte aligned?
-    fn chunked<I: Copy>(t: &FlatTensor<Gmem<I>, 2>) -> bool {
-        let d = t.layout().stride();
-        d[1] == 1 && d[0] % 8 == 0 && t.engine().aligned16()
+/// `gemm_sm80`'s partitioning and MMAs with the stages filled by the copy engine (sm_90): thread
+/// 0 arms stage `s`'s mbarrier with the stage's bytes and issues A's and B's boxes; every thread
+/// waits for the barrier's phase of that use of the stage. The boxes land swizzled by the
+/// 128-byte mode, which is [`SW`] (checked on the host).
+pub struct GemmTma<I, O>(PhantomData<(I, O)>);
+
+impl<I: GemmIn + Default, O: Real, const BUG: u8> Kernel for Gemm<I, O, BUG> {
+    type Shared = I;
+    type Params<M: Space> = GemmParams<M::Global<I>, M::Global<O>>;
+
+    #[inline(always)]
+    fn prepare<M: Space>(p: Self::Params<M>) -> Result<Self::Params<M>, &'static str> {
+        p.mnk()?;
+        Ok(p)
     }
 
-    /// Loads k-tile `kt` of `t` (`rows x K`, block rows from `row0`) into the stage at shared
-    /// address `s` element by element, by the copy `plan`: any layout, zeros past the matrix.
-    #[inline(always)]
-    unsafe fn load_stage<I: GemmIn, const N: i64>(
-        plan: &TvCoords<2>,
-        t: &FlatTensor<Gmem<I>, 2>,
-        row0: i64,
-        kt: i64,
-        s: u32,
-    ) {
-        let tile = [plan.tile()[0], BK];
-        let id = make_coord_tensor(t.shape()).local_tile(tile, [row0, kt]);
-        let thr = plan.get_slice(thread_x());
-        let src = thr.partition_S(&t.local_tile(tile, [row0, kt]));
-        let pred = thr.partition_S(&id);
-        let o = thr.origin();
-        let mut q = 0;
-        while q < N {
-            let v = 8 * q;
-            let c = plan.value(v);
-            let mut w = [0u32; 4];
-            unroll8!(e => if pred.elem_less(v + e) {
-                let x = src.at(v + e).read();
-                w[(e / 2) as usize] |= I::narrow(x.to_f32()) << (16 * (e % 2));
-            });
-            st_shared_v4(
-                s + 2 * SW.apply((o[0] + c[0]) * BK + o[1] + c[1]) as u32,
-                V4(w),
-            );
-            q += 1;
+    fn geometry<M: Space>(p: &Self::Params<M>, _sms: i64, _smem: i64) -> Geometry {
+        Geometry {
+            grid: [p.blocks(), 1],
+            threads: THREADS,
+            smem_bytes: SMEM_BYTES,
         }
     }
 
-    /// A lane's `ldmatrix` byte offsets in a stage at k-step 0: of its A matrices (m-tile 0;
-    /// m-tile `i` is `i A_STEP` further) and of its B matrices (n-tiles 0 and 1; pair `jj` is
-    /// `jj B_STEP` further). K-step `ks` is the offset XOR `32 ks` ([`KSTEP_IS_XOR`]).
-    struct LdsmOffsets {
-        a: u32,
-        b: u32,
-    }
-    /// Bytes from m-tile `i` to `i + 1` of a warp's A ([`A_ROWS`] rows), and from n-tile pair
-    /// `jj` to `jj + 1` of its B ([`B_ROWS`]): the swizzle commutes with both.
-    const A_STEP: u32 = (2 * A_ROWS * BK) as u32;
-    /// See [`A_STEP`].
-    const B_STEP: u32 = (2 * B_ROWS * BK) as u32;
-
-    /// The fragments of k-step `ks` from the stage at `s`.
     #[inline(always)]
-    unsafe fn fragments(
-        s: u32,
-        o: &LdsmOffsets,
-        ks: usize,
-    ) -> ([[u32; 4]; MMA_M as usize], [[u32; 2]; MMA_N as usize]) {
-        let mut a = [[0u32; 4]; MMA_M as usize];
-        unroll4!(i => a[i as usize] = ldmatrix_x4(s + (o.a ^ (32 * ks as u32)) + i as u32 * A_STEP));
-        let sb = s + (2 * A_ELEMS) as u32;
-        let mut b = [[0u32; 2]; MMA_N as usize];
-        unroll4!(jj => {
-            let r = ldmatrix_x4(sb + (o.b ^ (32 * ks as u32)) + jj as u32 * B_STEP);
-            b[2 * jj as usize] = [r[0], r[1]];
-            b[2 * jj as usize + 1] = [r[2], r[3]];
-        });
-        (a, b)
-    }
-
-    /// The cp.async loads of one operand when its tiles move by 16-byte chunks. A thread's
-    /// chunks lie [`ROW_STEP`] rows apart in the same column (checked at compile time), so one
-    /// source pointer, its row's pitch and the first chunk's place in a stage describe them all.
-    struct Fast<const N: usize> {
-        src: *const u8,
-        pitch: usize,
-        dst: u32,
-        /// Bit `q`: chunk `q`'s row exists.
-        rows_ok: u32,
-        col: i32,
-    }
-
-    impl<const N: usize> Fast<N> {
-        /// Thread `thread_x()`'s chunks of `t`'s block tile `row0` by the copy `plan`.
-        #[inline(always)]
-        unsafe fn new<I: Copy>(plan: &TvCoords<2>, t: &FlatTensor<Gmem<I>, 2>, row0: i64) -> Self {
-            let o = plan.get_slice(thread_x()).origin();
-            let row = row0 * plan.tile()[0] + o[0];
-            let mut rows_ok = 0;
-            unroll8!(q => if q < N as i64 && row + q * ROW_STEP < t.shape()[0] {
-                rows_ok |= 1 << q;
-            });
-            Fast {
-                src: t.at([row, o[1]]).0 as *const u8,
-                pitch: (2 * ROW_STEP * t.layout().stride()[0]) as usize,
-                dst: 2 * SW.apply(o[0] * BK + o[1]) as u32,
-                rows_ok,
-                col: o[1] as i32,
-            }
-        }
-        /// Starts k-tile `kt` (of a `K`-long row) into the stage at `s`; chunks past the matrix
-        /// are zero-filled (and read nothing).
-        #[inline(always)]
-        unsafe fn issue(&self, kt: i32, k: i32, s: u32) {
-            let ok = if kt * BK as i32 + self.col < k {
-                self.rows_ok
-            } else {
-                0
+    unsafe fn thread<M: Space>(p: &Self::Params<M>, c: &Ctx<M::Shared<I>>) {
+        let [m, n, k] = p.mnk().unwrap_or([1, 1, 1]);
+        let blk = raster(c.block[0], (m + BM - 1) / BM, (n + BN - 1) / BN);
+        if chunked(&p.a) && chunked(&p.b) {
+            let chunks = Chunks::<M, I> {
+                a: Fast::new(&LOAD_A, &p.a, blk[0], c.thread),
+                b: Fast::new(&LOAD_B, &p.b, blk[1], c.thread),
+                k,
             };
-            let src = self.src.wrapping_add((2 * kt * BK as i32) as usize);
-            unroll8!(q => if q < N as i64 {
-                let g = src.wrapping_add(q as usize * self.pitch);
-                let d = s + self.dst + (2 * q * ROW_STEP * BK) as u32;
-                cp_async_16_zfill(d, g, if ok & (1 << q) != 0 { 16 } else { 0 });
-            });
+            tile::<M, I, O, _, BUG>(p, blk, c.smem, c.thread, &chunks)
+        } else {
+            let elements = Elements {
+                a: &p.a,
+                b: &p.b,
+                blk,
+                tid: c.thread,
+            };
+            tile::<M, I, O, _, BUG>(p, blk, c.smem, c.thread, &elements)
         }
     }
+}
 
-    /// How a stage is filled: `load(kt, s)` starts k-tile `kt` of A's and B's block tiles into
-    /// the stage at `s`.
-    trait Load {
-        /// Starts k-tile `kt` into stage `si` (at shared address `s`).
-        unsafe fn load(&self, kt: i64, si: i64, s: u32);
-        /// Ends the loads of one k-tile (cp.async: a commit group).
-        #[inline(always)]
-        unsafe fn commit(&self) {
-            cp_async_commit()
-        }
-        /// Waits until k-tile `kt` (in stage `si`) has landed, as far as this thread's part goes
-        /// (a block barrier follows). cp.async: all but the `STAGES - 2` newest groups.
-        #[inline(always)]
-        unsafe fn wait(&self, _kt: i64, _si: i64) {
-            cp_async_wait::<{ (STAGES - 2) as u32 }>()
-        }
-    }
-    /// Both operands by 16-byte chunks.
-    struct FastPair {
-        a: Fast<{ CHUNKS_A as usize }>,
-        b: Fast<{ CHUNKS_B as usize }>,
-        k: i32,
-    }
-    impl Load for FastPair {
-        #[inline(always)]
-        unsafe fn load(&self, kt: i64, _si: i64, s: u32) {
-            self.a.issue(kt as i32, self.k, s);
-            self.b.issue(kt as i32, self.k, s + (2 * A_ELEMS) as u32);
-        }
-    }
-    /// Element by element (another major, unaligned rows).
-    struct Slow<'a, I: Copy, O: Copy> {
-        p: &'a GemmParams<Gmem<I>, Gmem<O>>,
-        blk: [i64; 2],
-    }
-    impl<I: GemmIn, O: Copy> Load for Slow<'_, I, O> {
-        #[inline(always)]
-        unsafe fn load(&self, kt: i64, _si: i64, s: u32) {
-            let (p, [bm, bn]) = (self.p, self.blk);
-            load_stage::<I, CHUNKS_A>(&LOAD_A, &p.a, bm, kt, s);
-            load_stage::<I, CHUNKS_B>(&LOAD_B, &p.b, bn, kt, s + (2 * A_ELEMS) as u32);
-        }
-    }
+impl<I: GemmIn + Default, O: Real> Kernel for GemmTma<I, O> {
+    type Shared = I;
+    type Params<M: Space> = GemmMapParams<M::TensorMap<I>, M::Global<I>, M::Global<O>>;
 
-    /// The main loop over `ktiles` k-tiles, filling the stages by `load`. Fragments are double-buffered: those of the next k-step are read while the current
-    /// one's MMAs run, and the barrier before the last k-step of a tile lets the next tile's
-    /// first fragments be read during that step's MMAs.
     #[inline(always)]
-    unsafe fn mainloop<I: GemmIn, L: Load>(
-        ktiles: i64,
-        s0: u32,
-        offs: &LdsmOffsets,
-        load: &L,
-    ) -> [[f32; 4]; (MMA_M * MMA_N) as usize] {
-        let stage = |s: i64| s0 + (s * STAGE_BYTES) as u32;
-        let mut acc = [[0f32; 4]; (MMA_M * MMA_N) as usize];
-        let mut kt = 0;
-        while kt < STAGES - 1 {
-            if kt < ktiles {
-                load.load(kt, kt, stage(kt));
-            }
-            load.commit();
-            kt += 1;
+    fn prepare<M: Space>(p: Self::Params<M>) -> Result<Self::Params<M>, &'static str> {
+        p.g.mnk()?;
+        Ok(p)
+    }
+
+    fn geometry<M: Space>(p: &Self::Params<M>, _sms: i64, _smem: i64) -> Geometry {
+        Geometry {
+            grid: [p.g.blocks(), 1],
+            threads: THREADS,
+            smem_bytes: TMA_SMEM_BYTES,
         }
-        load.wait(0, 0);
+    }
+
+    #[inline(always)]
+    unsafe fn thread<M: Space>(p: &Self::Params<M>, c: &Ctx<M::Shared<I>>) {
+        let [m, n, _] = p.g.mnk().unwrap_or([1, 1, 1]);
+        let blk = raster(c.block[0], (m + BM - 1) / BM, (n + BN - 1) / BN);
+        // the stages from the first 1024-byte boundary (the swizzle's repeat), a barrier each after
+        let s0 = c
+            .smem
+            .advance(((1024 - c.smem.addr() % 1024) % 1024 / 2) as i64);
+        let bars = s0.advance(STAGES * STAGE_ELEMS);
+        if c.thread == 0 {
+            unroll!(s < STAGES as usize => { bars.advance(4 * s as i64).mbarrier_init(1) });
+            p.a_map.acquire();
+            p.b_map.acquire();
+        }
         sync_threads();
-        let (mut read, mut write) = (0, STAGES - 1);
-        let mut frag = [fragments(stage(0), offs, 0); 2];
-        let mut kt = 0;
-        while kt < ktiles {
-            unroll4!(ks => if ks < K_STEPS {
-                if ks == K_STEPS - 1 {
-                    read = if read == STAGES - 1 { 0 } else { read + 1 };
-                    if kt + 1 < ktiles {
-                        load.wait(kt + 1, read);
-                    }
+        let copies = Boxes::<M, I> {
+            a: &p.a_map,
+            b: &p.b_map,
+            blk,
+            bars,
+            tid: c.thread,
+        };
+        tile::<M, I, O, _, 0>(&p.g, blk, s0, c.thread, &copies)
+    }
+}
+
+/// 16-bit elements of a stage: A's `BM x BK`, then B's `BN x BK`.
+pub const STAGE_ELEMS: i64 = A_ELEMS + B_ELEMS;
+
+/// Can a tile of `t` (16-bit) be loaded by 16-byte chunks: K-stride 1, rows 16-byte aligned?
+#[inline(always)]
+fn chunked<T: Copy, E: Mem<T>>(t: &FlatTensor<E, 2>) -> bool {
+    let d = t.layout().stride();
+    // a chunk's offset from the thread's first, `K + (N - 1) ROW_STEP d[0]`, fits 32 bits
+    let far = (t.shape()[1] + 8 * ROW_STEP * d[0]) < i32::MAX as i64;
+    d[1] == 1 && d[0] % 8 == 0 && d[0] >= 0 && far && t.engine().aligned16()
+}
+
+/// How the stages are filled: `load` starts k-tile `kt` of the block's tiles of A and B into
+/// stage `si` (at `s`), `commit` ends a k-tile's loads, `wait(kt, si)` waits until k-tile `kt`
+/// has landed in stage `si`, as far as this thread's part goes (a block barrier follows).
+trait Load<M: Space, I: Copy> {
+    /// Starts k-tile `kt` into stage `si` at `s`.
+    unsafe fn load(&self, kt: i64, si: i64, s: M::Shared<I>);
+    /// `cp.async`: a commit group.
+    #[inline(always)]
+    fn commit(&self, smem: &M::Shared<I>) {
+        smem.commit()
+    }
+    /// `cp.async`: all but the `STAGES - 2` newest groups.
+    #[inline(always)]
+    unsafe fn wait(&self, _kt: i64, _si: i64, smem: &M::Shared<I>) {
+        smem.wait_groups::<{ (STAGES - 2) as u32 }>()
+    }
+}
+
+/// One operand's `cp.async`s when its tiles move by 16-byte chunks. A thread's chunks lie
+/// [`ROW_STEP`] rows apart in one column (checked at compile time): one source position, the
+/// rows' pitch and the first chunk's place in a stage describe them all.
+struct Fast<G, const N: usize> {
+    src: G,
+    /// Elements between chunks, in 32 bits (`chunked`).
+    pitch: i32,
+    dst: i64,
+    /// Bit `q`: chunk `q`'s row exists.
+    rows_ok: u32,
+    col: i64,
+}
+
+impl<G: Engine, const N: usize> Fast<G, N> {
+    /// Thread `tid`'s chunks of `t`'s block tile `row0` by the copy `plan`.
+    #[inline(always)]
+    fn new(plan: &TvCoords<2>, t: &FlatTensor<G, 2>, row0: i64, tid: i64) -> Self {
+        let o = plan.get_slice(tid).origin();
+        let row = row0 * plan.tile()[0] + o[0];
+        let mut rows_ok = 0;
+        unroll!(q < N => {
+            if row + q as i64 * ROW_STEP < t.shape()[0] {
+                rows_ok |= 1 << q;
+            }
+        });
+        Fast {
+            src: t.at([row, o[1]]),
+            pitch: (ROW_STEP * t.layout().stride()[0]) as i32,
+            dst: SW.apply(o[0] * BK + o[1]),
+            rows_ok,
+            col: o[1],
+        }
+    }
+
+    /// Starts k-tile `kt` (of a `K`-long row) into the stage at `s`; chunks past the matrix are
+    /// zero-filled (and read nothing).
+    #[inline(always)]
+    unsafe fn issue<T: Copy, S: AsyncCopy + Engine>(&self, kt: i64, k: i64, s: S)
+    where
+        S::Space: Space<Global<T> = G>,
+    {
+        // the k-tile and K in 32 bits (`prepare`: K < 2^31 - BK)
+        let (kt, k) = (kt as i32, k as i32);
+        let ok = if kt * BK as i32 + self.col as i32 > k - 1 {
+            0
+        } else {
+            self.rows_ok
+        };
+        // the k-tile's start from a 32-bit product (no 64-bit recurrence for LLVM to turn into
+        // a pointer per chunk), each chunk a loop-invariant step from it
+        let src = self.src.advance((opaque(kt) * BK as i32) as i64);
+        unroll!(q < N => {
+            let d = s.advance(self.dst + q as i64 * ROW_STEP * BK);
+            let g = src.advance(q as i64 * self.pitch as i64);
+            d.copy_async_v4_zfill::<T>(&g, ok & (1 << q) != 0);
+        });
+    }
+}
+
+/// `x`, which LLVM cannot see through: a k-tile's sources derived from it stay one step per
+/// k-tile plus a loop-invariant step per chunk, not an induction pointer per chunk.
+#[inline(always)]
+fn opaque(mut x: i32) -> i32 {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: an empty template; the register comes back as it went in
+    unsafe {
+        core::arch::asm!("// {0}", inout(reg32) x, options(pure, nomem, nostack, preserves_flags))
+    };
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        x = core::hint::black_box(x);
+    }
+    x
+}
+
+/// Both operands by 16-byte chunks.
+struct Chunks<M: Space, I: Copy> {
+    a: Fast<M::Global<I>, { CHUNKS_A as usize }>,
+    b: Fast<M::Global<I>, { CHUNKS_B as usize }>,
+    k: i64,
+}
+
+impl<M: Space, I: Copy> Load<M, I> for Chunks<M, I> {
+    #[inline(always)]
+    unsafe fn load(&self, kt: i64, _si: i64, s: M::Shared<I>) {
+        self.a.issue::<I, _>(kt, self.k, s);
+        self.b.issue::<I, _>(kt, self.k, s.advance(A_ELEMS));
+    }
+}
+
+/// Element by element (another major, unaligned rows): each chunk of 8 read, zeros past the
+/// matrix, and stored as one 16-byte write.
+struct Elements<'a, A> {
+    a: &'a FlatTensor<A, 2>,
+    b: &'a FlatTensor<A, 2>,
+    blk: [i64; 2],
+    tid: i64,
+}
+
+impl<M: Space, I: GemmIn> Load<M, I> for Elements<'_, M::Global<I>> {
+    #[inline(always)]
+    unsafe fn load(&self, kt: i64, _si: i64, s: M::Shared<I>) {
+        let [bm, bn] = self.blk;
+        load_stage::<I, _, _, CHUNKS_A>(&LOAD_A, self.a, bm, kt, s, self.tid);
+        load_stage::<I, _, _, CHUNKS_B>(&LOAD_B, self.b, bn, kt, s.advance(A_ELEMS), self.tid);
+    }
+}
+
+/// Thread `tid`'s `N` chunks of k-tile `kt` of `t` (`rows x K`, block rows from `row0`) by the
+/// copy `plan`, into the stage at `s`: any strides, zeros past the matrix. A chunk is 8
+/// consecutive elements of a row ([`chunks_along_rows`]): one position and the K-stride reach
+/// them, which keeps the loop's registers to a chunk's (a partition of the whole tile held 96
+/// offsets, and spilled).
+#[inline(always)]
+unsafe fn load_stage<I: GemmIn, E: Mem<I>, S: Mem<I> + Engine, const N: i64>(
+    plan: &TvCoords<2>,
+    t: &FlatTensor<E, 2>,
+    row0: i64,
+    kt: i64,
+    s: S,
+    tid: i64,
+) {
+    let o = plan.get_slice(tid).origin();
+    let ([m, k], dk) = (t.shape(), t.layout().stride()[1]);
+    // a loop, not unrolled: this path is for layouts the chunks cannot take, not for speed
+    let mut q = 0;
+    while q < N {
+        let c = plan.value(8 * q);
+        let (row, col) = (row0 * plan.tile()[0] + o[0] + c[0], kt * BK + o[1] + c[1]);
+        // the chunk's elements inside the matrix (its first `inside`), read one by one into the
+        // 128 bits' halves: a loop, so that nothing per element stays in registers across the
+        // main loop
+        let inside = if row < m { (k - col).min(8) } else { 0 };
+        let (mut at, mut lo, mut hi) = (t.at([row, col]), 0u64, 0u64);
+        let mut e = 0;
+        while e < inside {
+            let x = (at.read().to_bits() as u64) << (16 * (e % 4));
+            if e < 4 {
+                lo |= x
+            } else {
+                hi |= x
+            }
+            at = at.advance(dk);
+            e += 1;
+        }
+        let w = [lo as u32, (lo >> 32) as u32, hi as u32, (hi >> 32) as u32];
+        s.advance(SW.apply((o[0] + c[0]) * BK + o[1] + c[1]))
+            .write_v4(V4(w));
+        q += 1;
+    }
+}
+
+/// Are value `8 q + e` of every thread of `plan` at value `8 q`'s row and `e` columns on (a chunk
+/// is 8 consecutive elements of a row)?
+const fn chunks_along_rows(plan: &TvCoords<2>) -> bool {
+    let mut v = 0;
+    while v < plan.values() {
+        let (a, b) = (plan.value(v), plan.value(v - v % 8));
+        if a[0] != b[0] || a[1] != b[1] + v % 8 {
+            return false;
+        }
+        v += 1;
+    }
+    true
+}
+const _: () = assert!(
+    chunks_along_rows(&LOAD_A) && chunks_along_rows(&LOAD_B),
+    "a chunk of the stage copies is 8 consecutive elements of a row"
+);
+
+/// Both operands by the copy engine: thread 0 arms stage `si`'s barrier and issues A's and B's
+/// boxes into the stage.
+struct Boxes<'a, M: Space, I: Copy> {
+    a: &'a M::TensorMap<I>,
+    b: &'a M::TensorMap<I>,
+    blk: [i64; 2],
+    bars: M::Shared<I>,
+    tid: i64,
+}
+
+impl<M: Space, I: Copy> Load<M, I> for Boxes<'_, M, I> {
+    #[inline(always)]
+    unsafe fn load(&self, kt: i64, si: i64, s: M::Shared<I>) {
+        if self.tid == 0 {
+            let bar = self.bars.advance(4 * si);
+            bar.mbarrier_arrive(STAGE_BYTES as u32);
+            s.tma_load(self.a, [self.blk[0] * BM, kt * BK], &bar);
+            s.advance(A_ELEMS)
+                .tma_load(self.b, [self.blk[1] * BN, kt * BK], &bar);
+        }
+    }
+    #[inline(always)]
+    fn commit(&self, _: &M::Shared<I>) {}
+    #[inline(always)]
+    unsafe fn wait(&self, kt: i64, si: i64, _: &M::Shared<I>) {
+        self.bars
+            .advance(4 * si)
+            .mbarrier_wait(((kt / STAGES) & 1) as u32)
+    }
+}
+
+/// A thread's fragments of one k-step: A's `MMA_M` m-tiles, B's `MMA_N` n-tiles.
+type Frags = ([[u32; 4]; MMA_M as usize], [[u32; 2]; MMA_N as usize]);
+
+/// The fragments of k-step `ks` from the stage at `s`, by `ldmatrix.x4` at the thread's offsets
+/// `o` ([`ldsm_offsets`]); m-tile `i` is `i A_ROWS` rows further, n-tile pair `jj` `jj B_ROWS`.
+#[inline(always)]
+unsafe fn fragments<S: Ldmatrix + Engine, const BUG: u8>(s: S, o: [i64; 2], ks: usize) -> Frags {
+    let x = 16 * ks as i64;
+    let mut a = [[0u32; 4]; MMA_M as usize];
+    unroll!(i < MMA_M as usize => {
+        a[i] = s.advance((o[0] ^ x) + i as i64 * A_ROWS * BK).ldmatrix_x4();
+    });
+    let mut b = [[0u32; 2]; MMA_N as usize];
+    unroll!(jj < (MMA_N / 2) as usize => {
+        let r = s.advance(A_ELEMS + (o[1] ^ x) + jj as i64 * B_ROWS * BK).ldmatrix_x4();
+        b[2 * jj] = if BUG == 3 { [r[1], r[0]] } else { [r[0], r[1]] };
+        b[2 * jj + 1] = [r[2], r[3]];
+    });
+    (a, b)
+}
+
+/// The main loop over `ktiles` k-tiles of the stages from `s0`, filled by `load`. Fragments are
+/// double-buffered: the next k-step's are read while the current one's MMAs run, and the barrier
+/// before the last k-step of a tile lets the next tile's first fragments be read during that
+/// step's MMAs. Returns the accumulators, `(i, j)` at `i + MMA_M j`.
+#[inline(always)]
+unsafe fn mainloop<M: Space, I: GemmIn, L: Load<M, I>, const BUG: u8>(
+    ktiles: i64,
+    s0: M::Shared<I>,
+    offs: [i64; 2],
+    load: &L,
+) -> [[f32; 4]; (MMA_M * MMA_N) as usize] {
+    // k-tiles and stages counted in 32 bits (`prepare` bounds K): uniform 32-bit arithmetic
+    let (ktiles, stages) = (ktiles as i32, STAGES as i32);
+    let stage = |s: i32| s0.advance(s as i64 * STAGE_ELEMS);
+    let mut acc = [[0f32; 4]; (MMA_M * MMA_N) as usize];
+    let mut kt = 0;
+    while kt < stages - 1 {
+        if kt < ktiles {
+            load.load(kt as i64, kt as i64, stage(kt));
+        }
+        load.commit(&s0);
+        kt += 1;
+    }
+    load.wait(0, 0, &s0);
+    sync_threads();
+    let (mut read, mut write) = (0, stages - 1);
+    let mut frag = [fragments::<_, BUG>(stage(0), offs, 0); 2];
+    let mut kt = 0;
+    while kt < ktiles {
+        unroll!(ks < K_STEPS as usize => {
+            if ks as i64 == K_STEPS - 1 {
+                // the next k-tile's stage; after the last k-tile there is none, and the step
+                // below reads this one's again (filled: the simulated GPU refuses a read of a
+                // stage never written, though the GPU would discard it)
+                let more = kt + 1 < ktiles;
+                let next = if read == stages - 1 { 0 } else { read + 1 };
+                if more && BUG != 2 {
+                    load.wait(kt as i64 + 1, next as i64, &s0);
+                }
+                read = if more && BUG != 6 { next } else { read };
+                if BUG != 1 {
                     sync_threads();
                 }
-                let next = ((ks + 1) % K_STEPS) as usize;
-                frag[((ks + 1) % 2) as usize] = fragments(stage(read), offs, next);
-                if ks == 0 {
-                    if kt + STAGES - 1 < ktiles {
-                        load.load(kt + STAGES - 1, write, stage(write));
-                    }
-                    load.commit();
-                    write = if write == STAGES - 1 { 0 } else { write + 1 };
-                }
-                let (a, b) = &frag[(ks % 2) as usize];
-                unroll8!(j => unroll4!(i => {
-                    let (x, y, d) = (&a[i as usize], &b[j as usize], &mut acc[(i + MMA_M * j) as usize]);
-                    if I::BF16 {
-                        mma_16x8x16::<true>(x, y, d)
-                    } else {
-                        mma_16x8x16::<false>(x, y, d)
-                    }
-                }));
-            });
-            kt += 1;
-        }
-        cp_async_wait::<0>();
-        sync_threads();
-        acc
-    }
-
-    /// The kernel: one block per `BM x BN` tile of C.
-    ///
-    /// # Safety
-    /// `p` from the host launcher (shapes agreeing, tensors inside their buffers), launched with
-    /// [`THREADS`] threads, `blocks()` blocks and [`SMEM_BYTES`] of dynamic shared memory.
-    #[inline(always)]
-    pub unsafe fn gemm<I: GemmIn, O: Real>(p: GemmParams<Gmem<I>, Gmem<O>>) {
-        let Ok([m, n, k]) = p.mnk() else { trap() };
-        let [bm, bn] = raster(block_x(), (m + BM - 1) / BM, (n + BN - 1) / BN);
-        let s0 = smem_addr(dynamic_smem::<u8>());
-        if chunked(&p.a) && chunked(&p.b) {
-            let fast = FastPair {
-                a: Fast::new(&LOAD_A, &p.a, bm),
-                b: Fast::new(&LOAD_B, &p.b, bn),
-                k: k as i32,
-            };
-            tile(&p, [bm, bn], s0, &fast)
-        } else {
-            let slow = Slow {
-                p: &p,
-                blk: [bm, bn],
-            };
-            tile(&p, [bm, bn], s0, &slow)
-        }
-    }
-
-    /// Block tile `blk` of C: the main loop filling the stages at `s0` by `load`, then the
-    /// epilogue.
-    #[inline(always)]
-    unsafe fn tile<I: GemmIn, O: Real, L: Load>(
-        p: &GemmParams<Gmem<I>, Gmem<O>>,
-        blk: [i64; 2],
-        s0: u32,
-        load: &L,
-    ) {
-        let tid = thread_x();
-        let ktiles = (p.a.shape()[1] + BK - 1) / BK;
-        let [a_off, b_off] = ldsm_offsets(tid);
-        let offs = LdsmOffsets {
-            a: a_off as u32,
-            b: b_off as u32,
-        };
-        let acc = mainloop::<I, _>(ktiles, s0, &offs, load);
-        // the accumulators, times alpha, into the f32 tile in shared memory
-        let tc = C_PLAN.thread(tid);
-        unroll8!(j => unroll4!(i => {
-            let d = &acc[(i + MMA_M * j) as usize];
-            unroll2!(h => {
-                let c = C_PLAN.value(4 * (i + MMA_M * j) + 2 * h);
-                let at = s0 + 4 * ((tc[0] + c[0]) * C_PITCH + tc[1] + c[1]) as u32;
-                let (x, y) = (p.alpha * d[2 * h as usize], p.alpha * d[2 * h as usize + 1]);
-                st_shared_v2(at, [x.to_bits(), y.to_bits()]);
-            });
-        }));
-        sync_threads();
-        epilogue::<O>(p, blk, s0);
-    }
-
-    /// Both operands by the copy engine (sm_90): thread 0 arms stage `si`'s barrier with the
-    /// stage's bytes and issues one box of A and one of B into it; every thread waits for the
-    /// barrier's phase of that use of the stage. The boxes land swizzled by the 128-byte mode,
-    /// which is [`SW`] (checked on the host: `TmaSwizzle::B128.swizzle(2)`).
-    struct TmaPair {
-        a: *const u8,
-        b: *const u8,
-        blk: [i64; 2],
-        bars: u32,
-    }
-
-    impl TmaPair {
-        /// The block's tile of C and its stages for a kernel fed by the copy engine: the tile
-        /// ([`raster`]), the stages' shared address (the dynamic shared memory's first 1024-byte
-        /// boundary), and the loader, its barriers (one per stage, after the stages) initialised
-        /// and the tensor maps fenced in by thread 0, a block barrier after.
-        ///
-        /// # Safety
-        /// Every thread of the block calls it; `t`'s maps as [`gemm_tma`] needs them, and
-        /// [`TMA_SMEM_BYTES`] of dynamic shared memory.
-        #[inline(always)]
-        unsafe fn new<I: GemmIn, O: Real>(
-            t: &GemmTmaParams<Gmem<I>, Gmem<O>>,
-        ) -> ([i64; 2], u32, TmaPair) {
-            let Ok([m, n, _]) = t.g.mnk() else { trap() };
-            let blk = raster(block_x(), (m + BM - 1) / BM, (n + BN - 1) / BN);
-            let base = smem_addr(dynamic_smem::<u8>());
-            let s0 = (base + 1023) & !1023;
-            let bars = s0 + (STAGES * STAGE_BYTES) as u32;
-            if thread_x() == 0 {
-                let mut s = 0;
-                while s < STAGES {
-                    mbarrier_init(bars + 8 * s as u32, 1);
-                    s += 1;
-                }
-                tensormap_acquire(t.a_map);
-                tensormap_acquire(t.b_map);
             }
-            sync_threads();
-            let load = TmaPair {
-                a: t.a_map,
-                b: t.b_map,
-                blk,
-                bars,
-            };
-            (blk, s0, load)
-        }
-    }
-    impl Load for TmaPair {
-        #[inline(always)]
-        unsafe fn load(&self, kt: i64, si: i64, s: u32) {
-            if thread_x() == 0 {
-                let bar = self.bars + 8 * si as u32;
-                mbarrier_arrive_expect_tx(bar, STAGE_BYTES as u32);
-                let k0 = (kt * BK) as i32;
-                tma_load_2d(s, self.a, k0, (self.blk[0] * BM) as i32, bar);
-                tma_load_2d(
-                    s + (2 * A_ELEMS) as u32,
-                    self.b,
-                    k0,
-                    (self.blk[1] * BN) as i32,
-                    bar,
-                );
-            }
-        }
-        #[inline(always)]
-        unsafe fn commit(&self) {}
-        #[inline(always)]
-        unsafe fn wait(&self, kt: i64, si: i64) {
-            mbarrier_wait(self.bars + 8 * si as u32, ((kt / STAGES) & 1) as u32)
-        }
-    }
-
-    /// `gemm_sm80`'s partitioning and MMAs with the stages filled by the copy engine (sm_90):
-    /// one block per tile, the stages 1024-byte aligned, one `mbarrier` per stage after them.
-    ///
-    /// # Safety
-    /// As [`gemm`], with `t.a_map` and `t.b_map` tensor maps of `t.g.a` and `t.g.b` (boxes
-    /// `BM x BK` and `BN x BK`, 128-byte swizzle) and [`TMA_SMEM_BYTES`] of shared memory.
-    #[inline(always)]
-    pub unsafe fn gemm_tma<I: GemmIn, O: Real>(t: GemmTmaParams<Gmem<I>, Gmem<O>>) {
-        let (blk, s0, load) = TmaPair::new(&t);
-        tile(&t.g, blk, s0, &load)
-    }
-
-    /// The f32 tile in shared memory (`alpha A B^T`) plus `beta C` into C's tile `(bm, bn)`.
-    #[inline(always)]
-    unsafe fn epilogue<O: Real>(
-        p: &GemmParams<Gmem<impl GemmIn>, Gmem<O>>,
-        blk: [i64; 2],
-        s0: u32,
-    ) {
-        let plan = if O::BITS == 32 { &STORE_32 } else { &STORE_16 };
-        store_tile(p, plan, blk, thread_x(), s0, C_PITCH)
-    }
-
-    /// Thread `t`'s part of the copy `plan` (one of [`store_plan`]'s, 16 bytes of `O` per
-    /// access) of the `f32` tile at shared address `s0` (rows `pitch` elements apart), plus
-    /// `beta C`, into C's tile `blk` of `plan.tile()`: whole 16-byte accesses where the tile lies
-    /// inside C with aligned rows, else element by element predicated by C's bounds.
-    #[inline(always)]
-    pub(crate) unsafe fn store_tile<O: Real>(
-        p: &GemmParams<Gmem<impl GemmIn>, Gmem<O>>,
-        plan: &TvCoords<2>,
-        blk: [i64; 2],
-        t: i64,
-        s0: u32,
-        pitch: i64,
-    ) {
-        let v = 128 / O::BITS;
-        let tile = plan.tile();
-        let id = make_coord_tensor(p.c.shape()).local_tile(tile, blk);
-        let thr = plan.get_slice(t);
-        let dst = thr.partition_D(&p.c.local_tile(tile, blk));
-        let pred = thr.partition_S(&id);
-        let o = thr.origin();
-        let d = p.c.layout().stride();
-        let whole = id.covers(tile) && d[1] == 1 && d[0] % v == 0 && p.c.engine().aligned16();
-        let read_c = p.beta != 0.0;
-        let mut a = 0;
-        while a < plan.values() {
-            let c = plan.value(a);
-            let at = s0 + 4 * ((o[0] + c[0]) * pitch + o[1] + c[1]) as u32;
-            let mut f = [0f32; 8];
-            let x = ld_shared_v4(at);
-            unroll4!(w => f[w as usize] = f32::from_bits(x.0[w as usize]));
-            if v == 8 {
-                let y = ld_shared_v4(at + 16);
-                unroll4!(w => f[4 + w as usize] = f32::from_bits(y.0[w as usize]));
-            }
-            if whole {
-                let g = dst.at(a);
-                if read_c {
-                    let old = crate::device::load_v4_rw(g.0 as *const u32);
-                    unroll8!(e => if e < v {
-                        let word = old.0[(e * O::BITS / 32) as usize] >> ((e * O::BITS) % 32);
-                        f[e as usize] += p.beta * O::widen(word);
-                    });
+            let next = (ks + 1) % K_STEPS as usize;
+            frag[(ks + 1) % 2] = fragments::<_, BUG>(stage(read), offs, next);
+            if ks == 0 {
+                if kt + stages - 1 < ktiles {
+                    load.load((kt + stages - 1) as i64, write as i64, stage(write));
                 }
-                let mut out = [0u32; 4];
-                unroll4!(w => {
-                    let w = w as usize;
-                    out[w] = if O::BITS == 32 {
-                        f[w].to_bits()
-                    } else {
-                        O::narrow2(f[2 * w], f[2 * w + 1])
-                    };
+                load.commit(&s0);
+                write = if write == stages - 1 { 0 } else { write + 1 };
+            }
+            let (a, b) = &frag[ks % 2];
+            unroll!(j < MMA_N as usize => {
+                unroll!(i < MMA_M as usize => {
+                    mma_m16n8k16::<I>(&a[i], &b[j], &mut acc[i + MMA_M as usize * j]);
                 });
-                g.write_v4(V4(out));
+            });
+        });
+        kt += 1;
+    }
+    s0.wait_groups::<0>();
+    sync_threads();
+    acc
+}
+
+/// Block tile `blk` of C: the main loop over the stages from `s0` filled by `load`, the
+/// accumulators times `alpha` staged in `f32` over the stages, then the epilogue.
+#[inline(always)]
+unsafe fn tile<M: Space, I: GemmIn, O: Real, L: Load<M, I>, const BUG: u8>(
+    p: &GemmParams<M::Global<I>, M::Global<O>>,
+    blk: [i64; 2],
+    s0: M::Shared<I>,
+    tid: i64,
+    load: &L,
+) {
+    let ktiles = (p.a.shape()[1] + BK - 1) / BK;
+    let acc = mainloop::<M, I, L, BUG>(ktiles, s0, ldsm_offsets(tid), load);
+    let staged = s0.recast::<f32>();
+    let tc = C_PLAN.thread(tid);
+    unroll!(j < MMA_N as usize => {
+        unroll!(i < MMA_M as usize => {
+            let v = i + MMA_M as usize * j;
+            unroll!(h < 2 => {
+                let c = C_PLAN.value(4 * v as i64 + 2 * h as i64);
+                let at = (tc[0] + c[0]) * C_PITCH + tc[1] + c[1];
+                staged.advance(at).write_pair([p.alpha * acc[v][2 * h], p.alpha * acc[v][2 * h + 1]]);
+            });
+        });
+    });
+    if BUG != 4 {
+        sync_threads();
+    }
+    let plan = if O::BITS == 32 { &STORE_32 } else { &STORE_16 };
+    let from = if BUG == 5 && tid == 0 {
+        128 / O::BITS
+    } else {
+        0
+    };
+    store_tile(&p.c, p.beta, plan, blk, tid, staged, C_PITCH, from)
+}
+
+/// Thread `t`'s part of the copy `plan` (one of [`store_plan`]'s, 16 bytes of `O` per access),
+/// from value `from` on, of the `f32` tile at `s` (rows `pitch` apart), plus `beta C`, into C's
+/// tile `blk` of `plan.tile()`: whole 16-byte accesses where the tile lies inside C with aligned
+/// rows, else element by element predicated by C's bounds. C is read (when `beta != 0`) through
+/// L1, not the read-only path: the launch writes it.
+///
+/// # Safety
+/// `c` inside its memory; `s` the block's shared memory holding the tile, written before (a
+/// barrier between); `plan` covers the tile with 16-byte accesses of `O`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub unsafe fn store_tile<O: Real, G: Mem<O>, S: Mem<f32>>(
+    c: &FlatTensor<G, 2>,
+    beta: f32,
+    plan: &TvCoords<2>,
+    blk: [i64; 2],
+    t: i64,
+    s: S,
+    pitch: i64,
+    from: i64,
+) {
+    let v = 128 / O::BITS;
+    let tile = plan.tile();
+    let id = make_coord_tensor(c.shape()).local_tile(tile, blk);
+    let thr = plan.get_slice(t);
+    let (dst, pred, o) = (
+        thr.partition_D(&c.local_tile(tile, blk)),
+        thr.partition_S(&id),
+        thr.origin(),
+    );
+    let d = c.layout().stride();
+    let whole = id.covers(tile) && d[1] == 1 && d[0] % v == 0 && c.engine().aligned16();
+    let read_c = beta != 0.0;
+    let mut a = from;
+    while a < plan.values() {
+        let x = plan.value(a);
+        let at = s.advance((o[0] + x[0]) * pitch + o[1] + x[1]);
+        let second = if v == 8 {
+            at.advance(4).read_v4()
+        } else {
+            V4::default()
+        };
+        let f = Fragment::<f32, 2>::from_atoms([at.read_v4(), second]);
+        if whole {
+            let g = dst.at(a);
+            // one branch around C's read and the sum (a select per element would keep both)
+            let out = if read_c {
+                let mut old = [0f32; 8];
+                unroll!(q < 2 => {
+                    if (4 * q as i64) < v {
+                        let w = g.advance(4 * q as i64).read_quad();
+                        unroll!(e < 4 => { old[4 * q + e] = w[e].to_f32() });
+                    }
+                });
+                Atom::<O>::from_fn(|e| f.get(e) + beta * old[e])
             } else {
-                unroll8!(e => if e < v && pred.elem_less(a + e) {
-                    let g = dst.at(a + e);
-                    let mut r = f[e as usize];
+                Atom::<O>::from_fn(|e| f.get(e))
+            };
+            g.write_v4(out.atoms()[0]);
+        } else {
+            unroll!(e < 8 => {
+                if (e as i64) < v && pred.elem_less(a + e as i64) {
+                    let g = dst.at(a + e as i64);
+                    let mut r = f.get(e);
                     if read_c {
-                        r += p.beta * g.read().to_f32();
+                        r += beta * g.read().to_f32();
                     }
                     g.write(O::from_f32(r));
-                });
-            }
-            a += v;
+                }
+            });
         }
+        a += v;
     }
 }
 

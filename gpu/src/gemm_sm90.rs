@@ -297,11 +297,12 @@ mod dev {
         st_shared_u32, st_shared_v2, tensormap_acquire, thread_x, tma_load_2d,
         tma_load_2d_multicast, tma_store_2d, trap,
     };
-    use crate::gemm::dev::store_tile;
-    use crate::gemm::{GemmIn, GemmTmaParams};
-    use crate::mem::Gmem;
+    use crate::device::{ld_shared_v4, load_v4_rw};
+    use crate::gemm::{GemmIn, GemmParams, GemmTmaParams};
+    use crate::mem::{Gmem, Mem, V4};
     use crate::real::Real;
     use core::arch::asm;
+    use layout_core::make_coord_tensor;
 
     /// The kernel.
     ///
@@ -530,6 +531,75 @@ mod dev {
             st_shared_v2(at, [(self.alpha * x).to_bits(), (self.alpha * y).to_bits()]);
         }
     }
+
+    // gemm_sm80's epilogue copy, on shared addresses: until gemm_sm90 is a kernel of the model
+    /// Thread `t`'s part of the copy `plan` (one of [`store_plan`]'s, 16 bytes of `O` per
+    /// access) of the `f32` tile at shared address `s0` (rows `pitch` elements apart), plus
+    /// `beta C`, into C's tile `blk` of `plan.tile()`: whole 16-byte accesses where the tile lies
+    /// inside C with aligned rows, else element by element predicated by C's bounds.
+    #[inline(always)]
+    unsafe fn store_tile<O: Real>(
+        p: &GemmParams<Gmem<impl GemmIn>, Gmem<O>>,
+        plan: &TvCoords<2>,
+        blk: [i64; 2],
+        t: i64,
+        s0: u32,
+        pitch: i64,
+    ) {
+        let v = 128 / O::BITS;
+        let tile = plan.tile();
+        let id = make_coord_tensor(p.c.shape()).local_tile(tile, blk);
+        let thr = plan.get_slice(t);
+        let dst = thr.partition_D(&p.c.local_tile(tile, blk));
+        let pred = thr.partition_S(&id);
+        let o = thr.origin();
+        let d = p.c.layout().stride();
+        let whole = id.covers(tile) && d[1] == 1 && d[0] % v == 0 && p.c.engine().aligned16();
+        let read_c = p.beta != 0.0;
+        let mut a = 0;
+        while a < plan.values() {
+            let c = plan.value(a);
+            let at = s0 + 4 * ((o[0] + c[0]) * pitch + o[1] + c[1]) as u32;
+            let mut f = [0f32; 8];
+            let x = ld_shared_v4(at);
+            unroll4!(w => f[w as usize] = f32::from_bits(x.0[w as usize]));
+            if v == 8 {
+                let y = ld_shared_v4(at + 16);
+                unroll4!(w => f[4 + w as usize] = f32::from_bits(y.0[w as usize]));
+            }
+            if whole {
+                let g = dst.at(a);
+                if read_c {
+                    let old = load_v4_rw(g.0 as *const u32);
+                    unroll8!(e => if e < v {
+                        let word = old.0[(e * O::BITS / 32) as usize] >> ((e * O::BITS) % 32);
+                        f[e as usize] += p.beta * O::widen(word);
+                    });
+                }
+                let mut out = [0u32; 4];
+                unroll4!(w => {
+                    let w = w as usize;
+                    out[w] = if O::BITS == 32 {
+                        f[w].to_bits()
+                    } else {
+                        O::narrow2(f[2 * w], f[2 * w + 1])
+                    };
+                });
+                g.write_v4(V4(out));
+            } else {
+                unroll8!(e => if e < v && pred.elem_less(a + e) {
+                    let g = dst.at(a + e);
+                    let mut r = f[e as usize];
+                    if read_c {
+                        r += p.beta * g.read().to_f32();
+                    }
+                    g.write(O::from_f32(r));
+                });
+            }
+            a += v;
+        }
+    }
 }
+
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
 pub use dev::gemm_sm90;

@@ -167,36 +167,30 @@ kernels! {
     rmsnorm_w16_bf16 => rmsnorm::RmsNorm<bf16, 16>,
 }
 
-/// Declares the GEMM entry points, `name => (input, output)`: each an `extern "ptx-kernel"`
-/// function running [`gemm::gemm`], and a line of [`GEMM_KERNELS`].
-macro_rules! gemm_kernels {
-    ($($name:ident => ($i:ty, $o:ty)),* $(,)?) => {
-        $(
-            #[cfg(target_arch = "nvptx64")]
-            #[no_mangle]
-            #[doc = concat!("`gemm_sm80` of `", stringify!($i), "` inputs into `", stringify!($o), "`.")]
-            pub unsafe extern "ptx-kernel" fn $name(
-                p: gemm::GemmParams<mem::Gmem<$i>, mem::Gmem<$o>>,
-            ) {
-                gemm::gemm::<$i, $o>(p)
-            }
-        )*
-        /// The GEMM entry points (their own launcher: `host::gpu::Gpu::gemm`).
-        pub const GEMM_KERNELS: &[ctx::KernelInfo] = &[$(
-            ctx::KernelInfo {
-                name: stringify!($name),
-                param_bytes: core::mem::size_of::<gemm::GemmParams<mem::Gmem<$i>, mem::Gmem<$o>>>(),
-            },
-        )*];
-    };
-}
+/// `gemm_sm80`'s entry points (their own launcher: `host::gpu::Gpu::gemm`).
+pub mod gemms {
+    use half::{bf16, f16};
+    use tessel_device::smem32::Device32;
+    tessel_device::kernels! {
+        gemm_bf16_bf16 in Device32 => crate::gemm::Gemm<bf16, bf16>,
+        gemm_bf16_f32 in Device32 => crate::gemm::Gemm<bf16, f32>,
+        gemm_f16_f16 in Device32 => crate::gemm::Gemm<f16, f16>,
+        gemm_f16_f32 in Device32 => crate::gemm::Gemm<f16, f32>,
+    }
 
-gemm_kernels! {
-    gemm_bf16_bf16 => (bf16, bf16),
-    gemm_bf16_f32 => (bf16, f32),
-    gemm_f16_f16 => (f16, f16),
-    gemm_f16_f32 => (f16, f32),
+    /// `gemm_sm80` with its stages filled by the copy engine: sm_90 PTX and newer.
+    pub mod sm90 {
+        use half::{bf16, f16};
+        use tessel_device::smem32::Device32;
+        tessel_device::kernels! { #[cfg(target_feature = "sm_90")]
+            gemm_tma_bf16_bf16 in Device32 => crate::gemm::GemmTma<bf16, bf16>,
+            gemm_tma_bf16_f32 in Device32 => crate::gemm::GemmTma<bf16, f32>,
+            gemm_tma_f16_f16 in Device32 => crate::gemm::GemmTma<f16, f16>,
+            gemm_tma_f16_f32 in Device32 => crate::gemm::GemmTma<f16, f32>,
+        }
+    }
 }
+pub use gemms::KERNELS as GEMM_KERNELS;
 
 /// `mma.sync` ceiling microbenchmarks ([`mma_peak`]).
 #[cfg(target_arch = "nvptx64")]
@@ -288,10 +282,6 @@ sm90_kernels! {
     bulk_copy_f32 => copy::bulk_copy [f32] (copy::BulkCopyParams<mem::Gmem<f32>>),
     bulk_copy_f16 => copy::bulk_copy [f16] (copy::BulkCopyParams<mem::Gmem<f16>>),
     bulk_copy_bf16 => copy::bulk_copy [bf16] (copy::BulkCopyParams<mem::Gmem<bf16>>),
-    gemm_tma_bf16_bf16 => gemm::gemm_tma [bf16, bf16] (gemm::GemmTmaParams<mem::Gmem<bf16>, mem::Gmem<bf16>>),
-    gemm_tma_bf16_f32 => gemm::gemm_tma [bf16, f32] (gemm::GemmTmaParams<mem::Gmem<bf16>, mem::Gmem<f32>>),
-    gemm_tma_f16_f16 => gemm::gemm_tma [f16, f16] (gemm::GemmTmaParams<mem::Gmem<f16>, mem::Gmem<f16>>),
-    gemm_tma_f16_f32 => gemm::gemm_tma [f16, f32] (gemm::GemmTmaParams<mem::Gmem<f16>, mem::Gmem<f32>>),
 }
 
 /// Declares the entry points in `sm_90a` PTX only (wgmma), as [`sm90_kernels`] does.
@@ -340,4 +330,9 @@ ptx_directives! { #[cfg(target_feature = "sm_90a")] reqnctapercluster:
 /// ([`SM90_KERNELS`] only where the arch has them).
 pub fn all_kernels() -> impl Iterator<Item = &'static ctx::KernelInfo> {
     KERNELS.iter().chain(GEMM_KERNELS).chain(PEAK_KERNELS)
+}
+
+/// The entry points that need `sm_90` (the copy engine): [`SM90_KERNELS`] and `gemm_tma`'s.
+pub fn sm90_kernels() -> impl Iterator<Item = &'static ctx::KernelInfo> {
+    SM90_KERNELS.iter().chain(gemms::sm90::KERNELS)
 }

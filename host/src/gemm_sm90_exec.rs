@@ -69,8 +69,115 @@ use tessel_gpu::gemm_sm90::{
 
 use crate::elem::Rng;
 use crate::gemm::{GemmIn, GemmOut};
-pub use crate::gemm_exec::GemmRun;
-use crate::gemm_exec::Hazards;
+
+/// At most this many hazards are described; all are counted.
+const MAX_HAZARDS: usize = 16;
+
+/// What a host execution of `gemm_sm90` produced.
+#[derive(Debug, Clone)]
+pub struct GemmRun<O> {
+    /// C, row-major `M x N`.
+    pub c: Vec<O>,
+    /// How many times each element of C was written.
+    pub writes: Vec<u32>,
+    /// The first shared-memory hazards seen (see the module's doc): none in a correct kernel.
+    pub hazards: Vec<String>,
+    /// All hazards seen.
+    pub hazard_count: usize,
+}
+
+impl<O> GemmRun<O> {
+    /// The first element of C not written exactly once, as `(row-major index, writes)`.
+    pub fn coverage_error(&self) -> Option<(usize, u32)> {
+        self.writes
+            .iter()
+            .position(|&w| w != 1)
+            .map(|i| (i, self.writes[i]))
+    }
+}
+
+/// Hazards seen, the first few described .
+#[derive(Default)]
+pub(crate) struct Hazards {
+    list: Vec<String>,
+    count: usize,
+}
+impl Hazards {
+    /// One more hazard; `what` describes it while fewer than [`MAX_HAZARDS`] are.
+    pub(crate) fn note(&mut self, what: impl FnOnce() -> String) {
+        if self.list.len() < MAX_HAZARDS {
+            self.list.push(what());
+        }
+        self.count += 1;
+    }
+    /// The run: C, its write counts, these hazards.
+    pub(crate) fn run<O>(self, c: Vec<O>, writes: Vec<u32>) -> GemmRun<O> {
+        GemmRun {
+            c,
+            writes,
+            hazard_count: self.count,
+            hazards: self.list,
+        }
+    }
+}
+
+/// Random inputs of a host execution's test and its verdict.
+#[cfg(test)]
+pub(crate) struct Case<I, O> {
+    pub a: Vec<I>,
+    pub b: Vec<I>,
+    pub c: Vec<O>,
+    pub mnk: [usize; 3],
+    pub alpha: f32,
+    pub beta: f32,
+}
+
+#[cfg(test)]
+impl<I: GemmIn, O: GemmOut + crate::blas::BlasElem> Case<I, O> {
+    /// Random `m x n x k` inputs, C poisoned (and `beta` 0) when `beta_zero`.
+    pub fn random(rng: &mut crate::elem::Rng, [m, n, k]: [usize; 3], beta_zero: bool) -> Self {
+        let a = rng.fill(m * k);
+        let b = rng.fill(n * k);
+        let c = if beta_zero {
+            vec![O::poison(); m * n]
+        } else {
+            rng.fill(m * n)
+        };
+        let alpha = (0.5 + rng.uniform().abs()) as f32;
+        let beta = if beta_zero { 0.0 } else { rng.uniform() as f32 };
+        Case {
+            a,
+            b,
+            c,
+            mnk: [m, n, k],
+            alpha,
+            beta,
+        }
+    }
+
+    /// `Err` naming what is wrong with `run`: a hazard, an element of C not written exactly
+    /// once, or a result outside the f64 reference's bound; else the check's line.
+    pub fn judge(&self, what: &str, run: &GemmRun<O>) -> Result<String, String> {
+        let [m, n, k] = self.mnk;
+        if run.hazard_count > 0 {
+            return Err(format!(
+                "{what}: {} hazards, first: {:#?}",
+                run.hazard_count, run.hazards
+            ));
+        }
+        if let Some((i, w)) = run.coverage_error() {
+            return Err(format!("{what}: C[{},{}] written {w} times", i / n, i % n));
+        }
+        let (want, tol) = crate::blas::gemm_reference_and_tolerance::<I, O>(
+            &self.a, &self.b, &self.c, m, n, k, self.alpha, self.beta,
+        );
+        let chk = crate::blas::check_gemm(&run.c, &want, &tol, n);
+        if !chk.ok() {
+            return Err(format!("{what}: {chk}"));
+        }
+        Ok(format!("{what}: {chk}"))
+    }
+}
 
 /// The shared address of stage 0 in the model (the kernel rounds its dynamic shared memory up
 /// to a 1024-byte boundary).
@@ -1087,7 +1194,7 @@ mod tests {
             I::NAME,
             O::NAME
         );
-        let x = crate::gemm_exec::Case::<I, O>::random(rng, [m, n, k], beta_zero);
+        let x = Case::<I, O>::random(rng, [m, n, k], beta_zero);
         let seed = rng.next_u64();
         let run = exec(
             &x.a,

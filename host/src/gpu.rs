@@ -349,7 +349,7 @@ impl Gpu {
             .map_or(gpu.smem_optin, |v| v.clamp(0, gpu.smem_optin));
         // the sm_90 kernels (the copy engine) are in the PTX of sm_90 and newer only
         let sm90 = arch.sm >= 90;
-        let extra = tessel_gpu::SM90_KERNELS.iter().filter(|_| sm90);
+        let extra = tessel_gpu::sm90_kernels().filter(|_| sm90);
         // and the wgmma ones in sm_90a PTX only
         let extra = extra.chain(tessel_gpu::SM90A_KERNELS.iter().filter(|_| best_90a));
         for k in tessel_gpu::all_kernels().chain(extra).map(|k| k.name) {
@@ -592,7 +592,7 @@ impl Gpu {
     /// `c = alpha a b^T + beta c` with `gemm_sm80` (`gemm_<I>_<O>`): `a` `(M,K)`, `b` `(N,K)`,
     /// `c` `(M,N)`, any flat rank-2 layouts (the fast path wants K-major `a` and `b` with rows
     /// 16-byte aligned, and `c` with contiguous, aligned rows).
-    pub fn gemm<I: Elem + tessel_gpu::gemm::GemmIn, O: Elem>(
+    pub fn gemm<I: Elem + tessel_gpu::gemm::GemmIn + Default, O: Elem + tessel_gpu::real::Real>(
         &self,
         a: &DeviceTensor<I>,
         b: &DeviceTensor<I>,
@@ -601,31 +601,14 @@ impl Gpu {
         beta: f32,
     ) -> Result<()> {
         use tessel_gpu::gemm;
-        let p = gemm::GemmParams {
-            a: a.param("a")?,
-            b: b.param("b")?,
-            c: c.param("c")?,
-            alpha,
-            beta,
-        };
+        let p = gemm_params(a, b, c, alpha, beta)?;
         let name = format!("gemm_{}_{}", I::NAME, O::NAME);
-        p.mnk()
-            .map_err(|why| GpuError::Invalid(format!("{name}: {why}")))?;
-        if gemm::SMEM_BYTES > self.rmsnorm_smem {
-            return Err(GpuError::Invalid(format!(
-                "{name}: {} bytes of shared memory per block, {} allowed",
-                gemm::SMEM_BYTES,
-                self.rmsnorm_smem
-            )));
-        }
-        let g = Geometry {
-            grid: [p.blocks(), 1],
-            threads: gemm::THREADS,
-            smem_bytes: gemm::SMEM_BYTES,
-        };
-        if g.grid[0] > i64::from(i32::MAX) {
-            return Err(GpuError::Invalid(format!("{name}: too many tiles")));
-        }
+        let (p, g) = crate::module::prepare_as::<gemm::Gemm<I, O>>(
+            &name,
+            p,
+            i64::from(self.sms),
+            self.rmsnorm_smem,
+        )?;
         self.launch_entry(&name, g, p)
     }
 
@@ -643,8 +626,8 @@ impl Gpu {
     /// of `a` and `b` ([`crate::tma::GemmMaps::new`]), `c` as for [`Gpu::gemm`].
     #[allow(clippy::too_many_arguments)]
     pub fn gemm_mapped<
-        I: crate::tma::TmaElem + tessel_gpu::gemm::GemmIn,
-        O: crate::tma::TmaElem,
+        I: crate::tma::TmaElem + tessel_gpu::gemm::GemmIn + Default,
+        O: crate::tma::TmaElem + tessel_gpu::real::Real,
     >(
         &self,
         kind: MappedGemm,
@@ -662,37 +645,36 @@ impl Gpu {
                 "{name}: the tensor maps were not built from these a, b and c"
             )));
         }
+        let g = gemm_params(a, b, c, alpha, beta)?;
+        let [m, n, _] = g
+            .mnk()
+            .map_err(|why| GpuError::Invalid(format!("{name}: {why}")))?;
+        if kind == MappedGemm::Tma {
+            use tessel_gpu::tma::GmemTensorMap;
+            let p = gemm::GemmMapParams {
+                a_map: GmemTensorMap::new(maps.a.ptr()),
+                b_map: GmemTensorMap::new(maps.b.ptr()),
+                g,
+            };
+            let (p, geo) = crate::module::prepare_as::<gemm::GemmTma<I, O>>(
+                &name,
+                p,
+                i64::from(self.sms),
+                self.rmsnorm_smem,
+            )?;
+            return self.launch_entry(&name, geo, p);
+        }
         let p = gemm::GemmTmaParams {
             a_map: maps.a.ptr(),
-            b_map: match kind {
-                MappedGemm::Tma => maps.b.ptr(),
-                MappedGemm::Sm90 => maps.b_half.ptr(),
-            },
-            c_map: match (kind, &maps.c) {
-                (MappedGemm::Sm90, Some(m)) => m.ptr(),
-                _ => std::ptr::null(),
-            },
-            g: gemm::GemmParams {
-                a: a.param("a")?,
-                b: b.param("b")?,
-                c: c.param("c")?,
-                alpha,
-                beta,
-            },
+            b_map: maps.b_half.ptr(),
+            c_map: maps.c.as_ref().map_or(std::ptr::null(), |m| m.ptr()),
+            g,
         };
-        let [m, n, _] =
-            p.g.mnk()
-                .map_err(|why| GpuError::Invalid(format!("{name}: {why}")))?;
-        let (threads, smem_bytes, blocks) = match kind {
-            MappedGemm::Tma => (gemm::THREADS, gemm::TMA_SMEM_BYTES, p.g.blocks()),
-            // persistent: as many clusters as run at once, none idle
-            MappedGemm::Sm90 => {
-                use tessel_gpu::gemm_sm90::{tile_pairs, CLUSTER_M, SMEM_BYTES, THREADS};
-                let tiles = [(m + gemm::BM - 1) / gemm::BM, (n + gemm::BN - 1) / gemm::BN];
-                let clusters = tile_pairs(tiles).min(self.sm90_clusters());
-                (THREADS, SMEM_BYTES, CLUSTER_M * clusters)
-            }
-        };
+        // persistent: as many clusters as run at once, none idle
+        use tessel_gpu::gemm_sm90::{tile_pairs, CLUSTER_M, SMEM_BYTES, THREADS};
+        let tiles = [(m + gemm::BM - 1) / gemm::BM, (n + gemm::BN - 1) / gemm::BN];
+        let clusters = tile_pairs(tiles).min(self.sm90_clusters());
+        let (threads, smem_bytes, blocks) = (THREADS, SMEM_BYTES, CLUSTER_M * clusters);
         let g = Geometry {
             grid: [blocks, 1],
             threads,
@@ -1187,6 +1169,23 @@ impl Gpu {
     pub fn sm90_max_clusters(&self) -> i64 {
         self.sm90_max_clusters
     }
+}
+
+/// A GEMM's parameters from its device tensors (`c = alpha a b^T + beta c`).
+fn gemm_params<I: Elem, O: Elem>(
+    a: &DeviceTensor<I>,
+    b: &DeviceTensor<I>,
+    c: &DeviceTensor<O>,
+    alpha: f32,
+    beta: f32,
+) -> Result<tessel_gpu::gemm::GemmParams<Gmem<I>, Gmem<O>>> {
+    Ok(tessel_gpu::gemm::GemmParams {
+        a: a.param("a")?,
+        b: b.param("b")?,
+        c: c.param("c")?,
+        alpha,
+        beta,
+    })
 }
 
 #[cfg(test)]

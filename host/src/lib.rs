@@ -9,7 +9,7 @@ pub mod comm;
 pub mod elem;
 pub mod exec;
 pub mod gemm;
-pub mod gemm_exec;
+pub mod gemm_sm80;
 pub mod gemm_sm90_exec;
 pub mod gemm_wg;
 pub mod gpu;

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::{
     sys, CudaFunction, CudaModule, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
 };
-use tessel_gpu::ctx::{Entry, Geometry};
+use tessel_gpu::ctx::{Entry, Geometry, Kernel};
 use tessel_gpu::mem::Device;
 
 use crate::gpu::{Context, GpuError, Result};
@@ -129,10 +129,20 @@ pub(crate) fn prepare<K: Entry>(
     sms: i64,
     smem_limit: i64,
 ) -> Result<(DeviceParams<K>, Geometry)> {
-    let p =
-        K::prepare::<Device>(p).map_err(|why| GpuError::Invalid(format!("{}: {why}", K::NAME)))?;
+    prepare_as::<K>(K::NAME, p, sms, smem_limit)
+}
+
+/// [`prepare`] of kernel `K` whose entry point is `name` (a generic instance, whose name the
+/// caller composes).
+pub(crate) fn prepare_as<K: Kernel>(
+    name: &str,
+    p: K::Params<Device>,
+    sms: i64,
+    smem_limit: i64,
+) -> Result<(DeviceParams<K>, Geometry)> {
+    let p = K::prepare::<Device>(p).map_err(|why| GpuError::Invalid(format!("{name}: {why}")))?;
     let g = K::geometry::<Device>(&p, sms, smem_limit);
-    check_geometry(K::NAME, &g, smem_limit)?;
+    check_geometry(name, &g, smem_limit)?;
     Ok((p, g))
 }
 

@@ -468,38 +468,40 @@ impl Plan {
     fn host_execution<I: GemmIn, O: GemmOut>(&self, a: &[I], b: &[I]) -> Result<Vec<O>> {
         let [m, n, _] = self.mnk;
         let [lm, ln, lk] = self.local_mnk();
-        let mut c = vec![O::poison(); m * n];
+        let mut out = vec![O::poison(); m * n];
         let mut sum = vec![0f64; m * n];
         for j in 0..self.chunks {
             for r in 0..self.gpus {
                 let [va, vb, vc, _] = self.part(j, r)?;
-                let none: Vec<O> = vec![O::poison(); lm * ln];
-                let run = crate::gemm_exec::gemm_exec::<I, O>(
-                    &take(a, &va),
-                    &take(b, &vb),
-                    &none,
-                    lm,
-                    ln,
-                    lk,
-                    1.0,
-                    0.0,
-                );
+                let x = crate::gemm_sm80::Inputs {
+                    mnk: [lm, ln, lk],
+                    a: take(a, &va),
+                    b: take(b, &vb),
+                    c: vec![O::poison(); lm * ln],
+                    alpha: 1.0,
+                    beta: 0.0,
+                };
+                let c =
+                    crate::gemm_sm80::simulate::<I, O, 0>(&x, crate::gemm_sm80::Fill::CpAsync, 0)
+                        .map_err(|e| {
+                        GpuError::Invalid(format!("gemm_sm80 on the simulated GPU: {e}"))
+                    })?;
                 if self.split == Split::K {
                     // in rank order, each sum rounded to O as NCCL's
                     let mut acc = take(&sum, &vc);
-                    for (s, x) in acc.iter_mut().zip(&run.c) {
+                    for (s, x) in acc.iter_mut().zip(&c) {
                         *s = O::from_f64(*s + x.to_f64()).to_f64();
                     }
                     put(&mut sum, &vc, &acc);
                 } else {
-                    put(&mut c, &vc, &run.c);
+                    put(&mut out, &vc, &c);
                 }
             }
         }
         if self.split == Split::K {
-            c = sum.iter().map(|&x| O::from_f64(x)).collect();
+            out = sum.iter().map(|&x| O::from_f64(x)).collect();
         }
-        Ok(c)
+        Ok(out)
     }
 }
 

@@ -14,7 +14,7 @@ use super::global::HostMem;
 use layout_core::Engine;
 use std::panic::Location;
 use tessel_device::sim::Sync;
-use tessel_gpu::mem::{AsyncCopy, Dsm, Ldmatrix, Mem, V4};
+use tessel_gpu::mem::{AsyncCopy, Dsm, Ldmatrix, Mem, Recast, V4};
 
 /// One access: its epoch and where the kernel made it.
 #[derive(Clone, Copy, Debug)]
@@ -599,6 +599,8 @@ pub struct SharedMem<U> {
     pos: i64,
     /// The block of the cluster whose shared memory it is.
     rank: usize,
+    /// Elements of the shadow per `U` (1 but through [`Recast`]).
+    scale: usize,
 }
 impl<U> Clone for SharedMem<U> {
     fn clone(&self) -> Self {
@@ -616,6 +618,7 @@ impl<U> SharedMem<U> {
             len: len as i64,
             pos: 0,
             rank,
+            scale: 1,
         }
     }
 
@@ -651,7 +654,7 @@ impl<U> SharedMem<U> {
             b.smem[self.rank].borrow_mut().access(
                 &b.clocks.borrow(),
                 t,
-                (i, n as usize),
+                (i * self.scale, n as usize * self.scale),
                 kind,
                 site,
             )
@@ -746,6 +749,31 @@ impl<U: Copy> SharedMem<U> {
     }
 }
 
+impl<U> Recast for SharedMem<U> {
+    /// Faults where `V` is narrower than the shadow's element or this position is not a whole
+    /// number of `V`s from the block's start.
+    fn recast<V: Copy>(&self) -> SharedMem<V> {
+        let (u, v) = (std::mem::size_of::<U>(), std::mem::size_of::<V>());
+        let unit = u / self.scale;
+        let byte = self.pos * u as i64;
+        if v % unit != 0 || byte % v as i64 != 0 {
+            fault(format!(
+                "recast at {} of shared byte {byte} to elements of {v} bytes: the shared memory \
+                 is checked in elements of {unit} bytes, and a recast must start on a whole \
+                 element of the new type and be a multiple of that width",
+                Location::caller()
+            ));
+        }
+        SharedMem {
+            data: self.data as *mut V,
+            len: self.len * u as i64 / v as i64,
+            pos: byte / v as i64,
+            rank: self.rank,
+            scale: v / unit,
+        }
+    }
+}
+
 impl<U> Dsm for SharedMem<U> {
     fn map_rank(&self, rank: i64) -> Self {
         let site = Location::caller();
@@ -785,14 +813,11 @@ impl<U> AsyncCopy for SharedMem<U> {
     unsafe fn copy_async_v4<T: Copy>(&self, src: &HostMem<T>) {
         self.own("cp.async");
         let data = src.read_v4();
-        let n = Self::v4_elems();
-        let i = self.span(n, n, "cp.async");
-        let site = Location::caller();
-        current(|b, t| {
-            b.smem[self.rank]
-                .borrow_mut()
-                .copy(&b.clocks.borrow(), t, i, data, site)
-        });
+        self.copy_in(data);
+    }
+    unsafe fn copy_async_v4_zfill<T: Copy>(&self, src: &HostMem<T>, full: bool) {
+        self.own("cp.async");
+        self.copy_in(if full { src.read_v4() } else { V4::default() });
     }
     fn commit(&self) {
         current(|b, t| b.smem[b.rank_of(t)].borrow_mut().commit(t));
@@ -850,6 +875,19 @@ impl<U> AsyncCopy for SharedMem<U> {
 }
 
 impl<U> SharedMem<U> {
+    /// Starts a `cp.async` of `data` into the 16 bytes here.
+    #[track_caller]
+    fn copy_in(&self, data: V4) {
+        let n = Self::v4_elems();
+        let i = self.span(n, n, "cp.async") * self.scale;
+        let site = Location::caller();
+        current(|b, t| {
+            b.smem[self.rank]
+                .borrow_mut()
+                .copy(&b.clocks.borrow(), t, i, data, site)
+        });
+    }
+
     /// The byte offset of the mbarrier here: 8 bytes inside the block's shared memory, 8-byte
     /// aligned (else a fault naming `what`'s site).
     #[track_caller]
