@@ -829,6 +829,14 @@ unsafe fn fragments<S: Ldmatrix + Engine, const BUG: u8>(s: S, o: [i64; 2], ks: 
     (a, b)
 }
 
+/// The k-step at which a k-tile's `cp.async`s for the stage `STAGES - 1` ahead are issued: the
+/// second, so that the first's fragment reads for the next k-step are not interleaved with the
+/// copies' address arithmetic (k-step 0: the next fragments arrive later and the MMAs wait on
+/// them; measured 0.5-1% slower on the H100 and the H200, docs/perf.md, session 27). Any k-step
+/// after the barrier that ends the previous k-tile is correct: the stage refilled was last read
+/// before it.
+const LOAD_STEP: usize = if K_STEPS > 1 { 1 } else { 0 };
+
 /// The main loop over `ktiles` k-tiles of the stages from `s0`, filled by `load`. Fragments are
 /// double-buffered: the next k-step's are read while the current one's MMAs run, and the barrier
 /// before the last k-step of a tile lets the next tile's first fragments be read during that
@@ -875,7 +883,7 @@ unsafe fn mainloop<M: Space, I: GemmIn, L: Load<M, I>, const BUG: u8>(
             }
             let next = (ks + 1) % K_STEPS as usize;
             frag[(ks + 1) % 2] = fragments::<_, BUG>(stage(read), offs, next);
-            if ks == 0 {
+            if ks == LOAD_STEP {
                 if kt + stages - 1 < ktiles {
                     load.load((kt + stages - 1) as i64, write as i64, stage(write));
                 }
