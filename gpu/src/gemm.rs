@@ -418,7 +418,7 @@ impl<A: layout_core::Engine, C: layout_core::Engine> GemmParams<A, C> {
     }
 }
 
-/// The parameters of `gemm_tma` (sm_90): tensor maps of A and B in global memory, then
+/// The parameters of `gemm_sm90` (sm_90a): tensor maps of A, B and C in global memory, then
 /// [`GemmParams`].
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -428,8 +428,7 @@ pub struct GemmTmaParams<A, C> {
     /// B's tensor map: boxes of `BN x BK`, 128-byte swizzle (`gemm_sm90`: `B_BOX_ROWS x BK`).
     pub b_map: *const u8,
     /// C's tensor map for `gemm_sm90`'s stores (boxes of `64 x c_box_cols`, 128-byte swizzle),
-    /// or null: then C is written by the threads (and always when `beta != 0`). `gemm_tma`
-    /// ignores it.
+    /// or null: then C is written by the threads (and always when `beta != 0`).
     pub c_map: *const u8,
     /// The GEMM.
     pub g: GemmParams<A, C>,
@@ -872,11 +871,11 @@ unsafe fn mainloop<M: Space, I: GemmIn, L: Load<M, I>, const BUG: u8>(
                 // below reads this one's again (filled: the simulated GPU refuses a read of a
                 // stage never written, though the GPU would discard it)
                 let more = kt + 1 < ktiles;
-                let next = if read == stages - 1 { 0 } else { read + 1 };
+                let next_stage = if read == stages - 1 { 0 } else { read + 1 };
                 if more && BUG != 2 {
-                    load.wait(kt as i64 + 1, next as i64, &s0);
+                    load.wait(kt as i64 + 1, next_stage as i64, &s0);
                 }
-                read = if more && BUG != 6 { next } else { read };
+                read = if more && BUG != 6 { next_stage } else { read };
                 if BUG != 1 {
                     sync_threads();
                 }

@@ -22,6 +22,7 @@ use layout_core::Layout;
 
 use crate::blas::{self, gemm_reference_and_tolerance, pair_bound, Blas, BlasElem};
 use crate::elem::{Elem, Rng};
+use crate::gemm_sm80::{Fill, Inputs};
 use crate::gpu::{row_major, DeviceTensor, Gpu, GpuError, MappedGemm, Result};
 use crate::jobs::Verdict;
 
@@ -89,15 +90,6 @@ pub(crate) fn take_rows<T: Copy>(a: &[T], cols: usize, rows: &[usize]) -> Vec<T>
         .collect()
 }
 
-/// The inputs of one check: `a` `(M,K)`, `b` `(N,K)`, the old `c` `(M,N)`, `alpha`, `beta`.
-struct Inputs<I, O> {
-    a: Vec<I>,
-    b: Vec<I>,
-    c: Vec<O>,
-    alpha: f32,
-    beta: f32,
-}
-
 /// `gemm_<I>_<O>` at `m x n x k`, checked as the module says; `beta` 0 (C poisoned, not read)
 /// when `beta_zero`, else random.
 pub fn run_gemm<I: GemmIn, O: GemmOut + blas::GemmOut<I>>(
@@ -112,6 +104,7 @@ where
     let [m, n, k] = mnk;
     let what = format!("gemm_{}_{} {m}x{n}x{k}", I::NAME, O::NAME);
     let x = Inputs::<I, O> {
+        mnk,
         a: rng.fill(m * k),
         b: rng.fill(n * k),
         c: rng.fill(m * n),
@@ -129,22 +122,17 @@ where
     };
     // the host execution (small sizes), against the reference
     if m * n * k <= HOST_EXECUTION {
-        // gemm_sm80's own function on the simulated GPU, against the reference
-        let sx = crate::gemm_sm80::Inputs {
-            mnk,
-            a: x.a.clone(),
-            b: x.b.clone(),
-            c: x.c.clone(),
-            alpha: x.alpha,
-            beta: x.beta,
-        };
-        let seed = sim_seed(rng);
-        match crate::gemm_sm80::check(&sx, crate::gemm_sm80::Fill::CpAsync, seed) {
-            Ok(line) => say(true, format!("each C element written once, no shared-memory race; vs the f64 reference: {line}")),
-            Err(e) => say(false, e),
-        }
         let (want, tol) =
             gemm_reference_and_tolerance::<I, O>(&x.a, &x.b, &x.c, m, n, k, x.alpha, x.beta);
+        // gemm_sm80's own function on the simulated GPU, against the reference
+        let seed = sim_seed(rng);
+        match crate::gemm_sm80::simulate::<I, O, 0>(&x, Fill::CpAsync, seed) {
+            Ok(c) => {
+                let chk = blas::check_gemm(&c, &want, &tol, n);
+                say(chk.ok(), format!("simulated (seed {seed}): each C element written once, no shared-memory race; vs the f64 reference: {chk}"))
+            }
+            Err(e) => say(false, format!("simulated (seed {seed}): {e}")),
+        }
         // gemm_sm90's partitioning, schedule and barriers, on the device's clusters if known
         let clusters = gpu
             .map(|g| g.sm90_clusters())

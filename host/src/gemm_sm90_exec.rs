@@ -6,7 +6,7 @@
 //! ([`GmmaDescriptor::hardware_address`]).
 //!
 //! What is emulated, in the kernel's order (its `dev` module: `gemm_sm90`, `consume`, `Chunk`,
-//! and `gemm::dev::store_tile`):
+//! and its `store_tile`):
 //!
 //! - the schedule: each cluster's two blocks take their turns from [`tile_of`]; both must take
 //!   as many turns, and every tile of C is taken exactly once (the second tile of the last pairs
@@ -121,61 +121,29 @@ impl Hazards {
     }
 }
 
-/// Random inputs of a host execution's test and its verdict.
-#[cfg(test)]
-pub(crate) struct Case<I, O> {
-    pub a: Vec<I>,
-    pub b: Vec<I>,
-    pub c: Vec<O>,
-    pub mnk: [usize; 3],
-    pub alpha: f32,
-    pub beta: f32,
-}
-
-#[cfg(test)]
-impl<I: GemmIn, O: GemmOut + crate::blas::BlasElem> Case<I, O> {
-    /// Random `m x n x k` inputs, C poisoned (and `beta` 0) when `beta_zero`.
-    pub fn random(rng: &mut crate::elem::Rng, [m, n, k]: [usize; 3], beta_zero: bool) -> Self {
-        let a = rng.fill(m * k);
-        let b = rng.fill(n * k);
-        let c = if beta_zero {
-            vec![O::poison(); m * n]
-        } else {
-            rng.fill(m * n)
-        };
-        let alpha = (0.5 + rng.uniform().abs()) as f32;
-        let beta = if beta_zero { 0.0 } else { rng.uniform() as f32 };
-        Case {
-            a,
-            b,
-            c,
-            mnk: [m, n, k],
-            alpha,
-            beta,
-        }
-    }
-
-    /// `Err` naming what is wrong with `run`: a hazard, an element of C not written exactly
-    /// once, or a result outside the f64 reference's bound; else the check's line.
-    pub fn judge(&self, what: &str, run: &GemmRun<O>) -> Result<String, String> {
-        let [m, n, k] = self.mnk;
-        if run.hazard_count > 0 {
+impl<O> GemmRun<O> {
+    /// `Err` naming what is wrong with this run of `x`: a hazard, an element of C not written
+    /// exactly once, or a result outside the f64 reference's bound; else the check's line.
+    #[cfg(test)]
+    pub(crate) fn judge<I: GemmIn>(
+        &self,
+        x: &crate::gemm_sm80::Inputs<I, O>,
+        what: &str,
+    ) -> Result<String, String>
+    where
+        O: GemmOut + crate::blas::BlasElem,
+    {
+        if self.hazard_count > 0 {
             return Err(format!(
                 "{what}: {} hazards, first: {:#?}",
-                run.hazard_count, run.hazards
+                self.hazard_count, self.hazards
             ));
         }
-        if let Some((i, w)) = run.coverage_error() {
+        if let Some((i, w)) = self.coverage_error() {
+            let n = x.mnk[1];
             return Err(format!("{what}: C[{},{}] written {w} times", i / n, i % n));
         }
-        let (want, tol) = crate::blas::gemm_reference_and_tolerance::<I, O>(
-            &self.a, &self.b, &self.c, m, n, k, self.alpha, self.beta,
-        );
-        let chk = crate::blas::check_gemm(&run.c, &want, &tol, n);
-        if !chk.ok() {
-            return Err(format!("{what}: {chk}"));
-        }
-        Ok(format!("{what}: {chk}"))
+        x.judge(what, &self.c)
     }
 }
 
@@ -1194,7 +1162,7 @@ mod tests {
             I::NAME,
             O::NAME
         );
-        let x = Case::<I, O>::random(rng, [m, n, k], beta_zero);
+        let x = crate::gemm_sm80::Inputs::<I, O>::random(rng, [m, n, k], beta_zero);
         let seed = rng.next_u64();
         let run = exec(
             &x.a,
@@ -1207,7 +1175,7 @@ mod tests {
             seed,
             fault,
         );
-        x.judge(&what, &run)
+        run.judge(&x, &what)
     }
 
     fn report(r: Result<String, String>, bad: &mut Vec<String>) {
