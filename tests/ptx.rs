@@ -197,8 +197,7 @@ fn kernels_take_the_launchers_parameters() {
         let extra = tessel_gpu::sm90_kernels().filter(|_| sm90);
         // and the wgmma ones in sm_90a PTX only
         let extra = extra.chain(
-            tessel_gpu::SM90A_KERNELS
-                .iter()
+            tessel_gpu::sm90a_kernels()
                 .chain(tessel_gpu::checks::sm90a::KERNELS)
                 .filter(|_| *arch == "sm_90a"),
         );
@@ -276,11 +275,7 @@ fn sm90a_entries_and_their_directives() {
         return;
     };
     let checks = tessel_gpu::checks::sm90a::KERNELS;
-    for k in tessel_gpu::SM90A_KERNELS
-        .iter()
-        .chain(checks)
-        .map(|k| k.name)
-    {
+    for k in tessel_gpu::sm90a_kernels().chain(checks).map(|k| k.name) {
         let body = entry(ptx, k);
         for bad in [".local", "call"] {
             assert!(!body.contains(bad), "{k}: `{bad}` in the PTX");

@@ -26,6 +26,11 @@ pub trait TensorMap: Copy {
     /// A valid map.
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn acquire(&self);
+    /// Did the host build this map? A kernel's parameters may carry an absent one where the copy
+    /// engine cannot address a tensor (the GPU's null pointer, the simulated GPU's
+    /// `SimTensorMap::absent`); the kernel then reaches the tensor otherwise. Using an absent map
+    /// is undefined on the GPU and a fault on the simulated GPU.
+    fn present(&self) -> bool;
 }
 
 /// The GPU's tensor map of a tensor of `T`s: the device address of its 128-byte `CUtensorMap`
@@ -136,6 +141,10 @@ mod on_device {
         unsafe fn acquire(&self) {
             tensormap_acquire(self.0)
         }
+        #[inline(always)]
+        fn present(&self) -> bool {
+            !self.0.is_null()
+        }
     }
 
     /// `BulkCopy` for shared-memory engine `$e`, whose shared address `$addr` gives.
@@ -210,6 +219,9 @@ mod off_device {
     impl<T> TensorMap for GmemTensorMap<T> {
         unsafe fn acquire(&self) {
             no_device("fence.proxy.tensormap")
+        }
+        fn present(&self) -> bool {
+            !self.0.is_null()
         }
     }
 

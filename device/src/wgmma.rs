@@ -87,6 +87,16 @@ pub fn warpgroup_wait<const N: u32>() {
     request(Sync::WgmmaWait { n: N });
 }
 
+/// `V` accumulators of 0, for [`wgmma`]: a zeroed array, which the compiler splits into
+/// registers. (`[0f32; V]` is a loop that rustc writes element by element at a run-time index;
+/// past a few dozen elements LLVM leaves it a loop, and the index keeps the whole array in local
+/// memory: seen with `V = 128`.)
+#[inline(always)]
+pub fn accumulators<const V: usize>() -> [f32; V] {
+    // SAFETY: all-zero bits are `0.0f32`
+    unsafe { core::mem::zeroed() }
+}
+
 /// `wgmma.mma_async.sync.aligned.m64nNk16.f32.I.I` with `N = 2 V` (8 to 256: `V` one of 4, 8,
 /// 16, 32, 64, 128): `acc = A B^T + acc` (`accumulate`; else `A B^T`, scale-d 0) for the
 /// warpgroup's `64 x N` tile, A (`64 x 16`) and B (`N x 16`) K-major in shared memory at the

@@ -418,22 +418,6 @@ impl<A: layout_core::Engine, C: layout_core::Engine> GemmParams<A, C> {
     }
 }
 
-/// The parameters of `gemm_sm90` (sm_90a): tensor maps of A, B and C in global memory, then
-/// [`GemmParams`].
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct GemmTmaParams<A, C> {
-    /// A's tensor map: boxes of `BM x BK`, 128-byte swizzle.
-    pub a_map: *const u8,
-    /// B's tensor map: boxes of `BN x BK`, 128-byte swizzle (`gemm_sm90`: `B_BOX_ROWS x BK`).
-    pub b_map: *const u8,
-    /// C's tensor map for `gemm_sm90`'s stores (boxes of `64 x c_box_cols`, 128-byte swizzle),
-    /// or null: then C is written by the threads (and always when `beta != 0`).
-    pub c_map: *const u8,
-    /// The GEMM.
-    pub g: GemmParams<A, C>,
-}
-
 /// Shared memory of `gemm_tma`: the stages (the accumulators reuse them), 1024 bytes to align
 /// them for the 128-byte swizzle, a barrier per stage.
 pub const TMA_SMEM_BYTES: i64 = SMEM_BYTES + 1024 + 8 * STAGES;
@@ -668,7 +652,7 @@ impl<G: Engine, const N: usize> Fast<G, N> {
 /// `x`, which LLVM cannot see through: a k-tile's sources derived from it stay one step per
 /// k-tile plus a loop-invariant step per chunk, not an induction pointer per chunk.
 #[inline(always)]
-fn opaque(mut x: i32) -> i32 {
+pub(crate) fn opaque(mut x: i32) -> i32 {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: an empty template; the register comes back as it went in
     unsafe {

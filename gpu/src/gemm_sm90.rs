@@ -5,7 +5,7 @@
 //!   consumers. `setmaxnreg` moves registers from the producer (40) to the consumers (232).
 //! - Clusters of [`CLUSTER_M`] blocks, as many as fit on the GPU at once (one block per SM), walk
 //!   the pairs of `128 x 256` tiles of C that share B's tile ([`tile_of`], [`raster`] order).
-//! - The producer's thread 0 fills [`STAGES`] stages with the copy engine ([`loads`]): it waits
+//! - The producer's thread 0 fills [`STAGES`] stages with the copy engine: it waits
 //!   for a stage's *empty* barrier, arms its *full* barrier with the stage's bytes, loads its
 //!   `BM x BK` box of A, and half of B's `BN x BK`, multicast to both blocks of the cluster (each
 //!   block's B traffic from L2 halves). It runs ahead across tiles, so the next tile's first
@@ -13,7 +13,7 @@
 //! - Each consumer warpgroup computes `64 x 256` of the tile
 //!   (`make_tiled_mma(SM90_64x256x16_F32BF16BF16_SS, (2,1))`, [`C_PLAN`]): per k-tile it waits
 //!   for the stage's full barrier, issues four `wgmma.m64n256k16` on descriptors from
-//!   layout-core's `make_gmma_desc_k` ([`descriptors`]), leaves them in flight and waits for the
+//!   layout-core's `make_gmma_desc_k` ([`DESC_A`], [`DESC_B`]), leaves them in flight and waits for the
 //!   previous k-tile's, whose stage one thread of the warpgroup then releases in both blocks
 //!   (the empty barrier expects an arrival from each consumer warpgroup of the cluster, as the
 //!   partner's producer writes into this block's stage too).
@@ -23,10 +23,23 @@
 //!   `alpha`, [`chunk_coord`]), and copies each chunk to C by [`STORE_16`] / [`STORE_32`]
 //!   (16-byte accesses of whole rows, `beta C` added; ragged edges element by element,
 //!   predicated by C's bounds), then releases the stage.
+//!
+//! A kernel of the model ([`GemmSm90`], in `Device32`): `host::gemm_sm90` runs this source on the
+//! simulated GPU, whose checks see the wgmmas' and the copy engine's shared-memory accesses.
 
-use crate::gemm::{store_plan, BK, BM, BN, STAGE_BYTES};
+use crate::ctx::{Ctx, Geometry, Kernel};
+use crate::gemm::{opaque, store_plan, store_tile, GemmIn, GemmParams, BK, BM, BN, STAGE_BYTES};
+use crate::mem::{AsyncCopy, Dsm, Mem, Recast, Space};
+use crate::real::Real;
+use crate::sync::{cluster_sync, named_barrier, setmaxnreg_dec, setmaxnreg_inc};
+use crate::tma::{BulkCopy, TensorMap};
+use crate::unroll;
+use crate::wgmma::{
+    accumulators, gmma_desc, warpgroup_arrive, warpgroup_commit_batch, warpgroup_wait, wgmma,
+};
+use core::marker::PhantomData;
 use layout_core::{
-    const_ok, make_gmma_descs_k, make_tiled_mma, ComposedLayout, GmmaDescriptor, GmmaMajor,
+    const_ok, make_gmma_descs_k, make_tiled_mma, ComposedLayout, Engine, GmmaDescriptor, GmmaMajor,
     IntTuple, Layout, Operand, Swizzle, TiledMma, TvCoords, SM90_64X256X16_F32BF16BF16_SS,
 };
 
@@ -105,6 +118,10 @@ const _: () = {
     // address's) and fit in its part of the kept stage
     assert!(EPI_BYTES % 1024 == 0 && EPI_N % c_box_cols(32) == 0 && EPI_N % c_box_cols(16) == 0);
     assert!((EPI_N / c_box_cols(32)) * 64 * 128 <= EPI_BYTES);
+    assert!(
+        EPI_N / c_box_cols(32) <= 2,
+        "the epilogue stores at most two boxes a chunk"
+    );
 };
 /// Byte offset of element `(r, c)` of a `64 x EPI_N` chunk of `bits`-bit elements staged as
 /// boxes for the copy engine: box `c / c_box_cols(bits)` (8 KB each), then the swizzled row.
@@ -207,72 +224,6 @@ pub const fn tile_of(
 }
 pub use crate::gemm::raster;
 
-/// The stage and the use of it (its phase count) of the block's k-tile `it`, counted over all
-/// the block's turns: stage `it % STAGES`, use `it / STAGES`. The producer waits for the empty
-/// barrier's phase `(use - 1) & 1` before a use after the first, the consumers for the full
-/// barrier's phase `use & 1`.
-#[inline(always)]
-pub const fn slot(it: i64) -> (i64, i64) {
-    (it % STAGES, it / STAGES)
-}
-
-/// The stage a tile's epilogue keeps, given the k-tile count `it` after the tile's last: the
-/// last k-tile's.
-#[inline(always)]
-pub const fn kept_stage(it: i64) -> i64 {
-    slot(it - 1).0
-}
-
-/// Warpgroup `wg`'s epilogue staging in the kept stage at shared address `stage`.
-#[inline(always)]
-pub const fn staging_at(stage: u32, wg: i64) -> u32 {
-    stage + (wg * EPI_BYTES) as u32
-}
-
-/// A copy-engine load of one k-tile: the box of `map` at `coords` (innermost, K, first) to shared
-/// byte offset `at` of a stage, in the blocks of `mask` (bit `r`: rank `r`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BoxLoad {
-    /// `false`: A's map (`BM x BK` boxes); `true`: B's (`B_BOX_ROWS x BK`).
-    pub b: bool,
-    /// The box's coordinates `(k, row)`.
-    pub coords: [i64; 2],
-    /// Bytes into the stage.
-    pub at: i64,
-    /// The blocks it lands in.
-    pub mask: u16,
-}
-
-/// The loads block `rank` issues for k-tile `kt` of its tile `blk`: its A box, and its half of
-/// B's tile, multicast to both blocks of the cluster. Together, the two blocks' loads fill each
-/// stage once: A's `BM x BK` at 0, B's `BN x BK` at [`B_AT`].
-pub const fn loads(blk: [i64; 2], kt: i64, rank: i64) -> [BoxLoad; 2] {
-    [
-        BoxLoad {
-            b: false,
-            coords: [kt * BK, blk[0] * BM],
-            at: 0,
-            mask: 1 << rank,
-        },
-        BoxLoad {
-            b: true,
-            coords: [kt * BK, blk[1] * BN + rank * B_BOX_ROWS],
-            at: B_AT + rank * B_BOX_ROWS * BK * 2,
-            mask: (1 << CLUSTER_M) - 1,
-        },
-    ]
-}
-
-/// The shared-memory descriptors of warpgroup `wg`'s A and of B for k-block `kb` of the stage at
-/// shared address `stage` (1024-aligned).
-#[inline(always)]
-pub const fn descriptors(stage: u32, wg: i64, kb: i64) -> [u64; 2] {
-    // the warpgroup's 64 rows of A: 64 rows of 128 bytes into the stage
-    let a = ((stage as i64 + wg * 64 * BK * 2) >> 4) as u64;
-    let b = ((stage as i64 + B_AT) >> 4) as u64;
-    [DESC_A[kb as usize].desc + a, DESC_B[kb as usize].desc + b]
-}
-
 /// Where accumulator `v` of the consumer thread whose [`C_PLAN`] origin is `o` goes in the
 /// epilogue: chunk `v / 32` of its warpgroup's (`o[0] / 64`) staging, at `(row, column)` of the
 /// chunk's `64 x EPI_N` tile.
@@ -287,79 +238,105 @@ const fn place_in_chunk(o: [i64; 2], c: [i64; 2], v: i64) -> (i64, [i64; 2]) {
     (chunk, [o[0] % 64 + c[0], o[1] + c[1] - EPI_N * chunk])
 }
 
-#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
-mod dev {
-    use super::*;
-    use crate::device::{
-        barrier_cluster, bulk_commit, bulk_wait, bulk_wait_read, cluster_rank, cluster_x,
-        clusters_x, dynamic_smem, fence_proxy_async_shared, mbarrier_arrive_cluster,
-        mbarrier_arrive_expect_tx, mbarrier_init, mbarrier_wait, named_barrier, smem_addr,
-        st_shared_u32, st_shared_v2, tensormap_acquire, thread_x, tma_load_2d,
-        tma_load_2d_multicast, tma_store_2d, trap,
-    };
-    use crate::device::{ld_shared_v4, load_v4_rw};
-    use crate::gemm::{GemmIn, GemmParams, GemmTmaParams};
-    use crate::mem::{Gmem, Mem, V4};
-    use crate::real::Real;
-    use core::arch::asm;
-    use layout_core::make_coord_tensor;
+/// The parameters: the copy engine's maps of A (engine `T`: boxes of `BM x BK`) and of B (boxes
+/// of [`B_BOX_ROWS`]` x BK`), both with the 128-byte swizzle; C's map (engine `U`: boxes of `64 x
+/// c_box_cols`, the 128-byte swizzle) or an absent one ([`TensorMap::present`]), which leaves C
+/// to the threads; then the GEMM.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct GemmSm90Params<T, U, A, C> {
+    /// A's map.
+    pub a_map: T,
+    /// B's map (half a tile per box).
+    pub b_map: T,
+    /// C's map for the copy engine's stores, used when `beta == 0`; or absent.
+    pub c_map: U,
+    /// The GEMM.
+    pub g: GemmParams<A, C>,
+}
 
-    /// The kernel.
-    ///
-    /// # Safety
-    /// As `gemm::gemm_tma` (the same parameters; B's tensor map with boxes of [`B_BOX_ROWS`]` x
-    /// BK`), with [`THREADS`] threads, [`SMEM_BYTES`] of shared memory, clusters of
-    /// [`CLUSTER_M`] blocks, and any number of clusters.
+/// The kernel, inputs `I`, output `O`. `BUG` selects a broken copy for the simulated GPU's tests
+/// (0: none): 1 leaves out the consumers' barrier before the epilogue stages C in the last
+/// stage (the other warpgroup's last wgmmas may still read it: the race an earlier version had),
+/// 2 has the producer skip the empty barrier's wait (it refills stages still in use), 3 leaves
+/// out the proxy fence before the copy engine stores the staged C, 4 releases each stage as soon
+/// as its wgmmas are issued (before they have read it), 5 loads each block's half of B into that
+/// block only (not multicast to its partner).
+pub struct GemmSm90<I, O, const BUG: u8 = 0>(PhantomData<(I, O)>);
+
+impl<I: GemmIn + Default, O: Real, const BUG: u8> Kernel for GemmSm90<I, O, BUG> {
+    const CLUSTER: i64 = CLUSTER_M;
+    type Shared = I;
+    type Params<M: Space> =
+        GemmSm90Params<M::TensorMap<I>, M::TensorMap<O>, M::Global<I>, M::Global<O>>;
+
     #[inline(always)]
-    pub unsafe fn gemm_sm90<I: GemmIn, O: Real>(t: GemmTmaParams<Gmem<I>, Gmem<O>>) {
-        let p = &t.g;
-        let Ok([m, n, k]) = p.mnk() else { trap() };
+    fn prepare<M: Space>(p: Self::Params<M>) -> Result<Self::Params<M>, &'static str> {
+        p.g.mnk()?;
+        Ok(p)
+    }
+
+    /// Persistent: a cluster per pair of tiles, at most one per two of the `sms` multiprocessors
+    /// (a block fills one). The host's launcher narrows it to the clusters the device holds at
+    /// once (its occupancy query).
+    fn geometry<M: Space>(p: &Self::Params<M>, sms: i64, _smem: i64) -> Geometry {
+        let [m, n, _] = p.g.mnk().unwrap_or([1, 1, 1]);
+        let pairs = tile_pairs([(m + BM - 1) / BM, (n + BN - 1) / BN]);
+        Geometry {
+            grid: [CLUSTER_M * pairs.min((sms / CLUSTER_M).max(1)), 1],
+            threads: THREADS,
+            smem_bytes: SMEM_BYTES,
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn thread<M: Space>(p: &Self::Params<M>, c: &Ctx<M::Shared<I>>) {
+        let [m, n, k] = p.g.mnk().unwrap_or([1, 1, 1]);
         let tiles = [(m + BM - 1) / BM, (n + BN - 1) / BN];
         let ktiles = (k + BK - 1) / BK;
-        let s0 = (smem_addr(dynamic_smem::<u8>()) + 1023) & !1023;
-        let stage = |s: i64| s0 + (s * STAGE_BYTES) as u32;
-        let full = |s: i64| s0 + (STAGES * STAGE_BYTES + 8 * s) as u32;
-        let empty = |s: i64| s0 + (STAGES * STAGE_BYTES + 8 * (STAGES + s)) as u32;
-        let tid = thread_x();
-        if tid == 0 {
-            let mut s = 0;
-            while s < STAGES {
-                mbarrier_init(full(s), 1);
-                mbarrier_init(empty(s), 2 * CLUSTER_M as u32);
-                s += 1;
-            }
-            tensormap_acquire(t.a_map);
-            tensormap_acquire(t.b_map);
-            if !t.c_map.is_null() {
-                tensormap_acquire(t.c_map);
+        // the stages from the first 1024-byte boundary (the swizzle's repeat), then a full and an
+        // empty barrier per stage
+        let s0 = c
+            .smem
+            .advance(((1024 - c.smem.addr() % 1024) % 1024 / 2) as i64);
+        let sm = Stages { s0 };
+        if c.thread == 0 {
+            unroll!(s < STAGES as usize => {
+                sm.full(s as i64).mbarrier_init(1);
+                sm.empty(s as i64).mbarrier_init(2 * CLUSTER_M as u32);
+            });
+            p.a_map.acquire();
+            p.b_map.acquire();
+            if p.c_map.present() {
+                p.c_map.acquire();
             }
         }
         // the partner's barriers are initialised before anything reaches them
-        barrier_cluster();
-        let (cluster, clusters, rank) = (cluster_x(), clusters_x(), cluster_rank());
+        cluster_sync();
+        let (cluster, clusters, rank) = (c.block[0] / CLUSTER_M, c.grid[0] / CLUSTER_M, c.rank);
         let turn = |i: i64| tile_of(cluster, clusters, rank, i, tiles);
-        if tid < 128 {
-            crate::sync::setmaxnreg_dec::<PRODUCER_REGS>();
-            if tid == 0 {
-                // k-tile `it` of the block (over all its tiles) goes to stage `it % STAGES`,
-                // its `it / STAGES`-th use; the stage is free once both blocks' consumers
-                // released its previous use (the partner's half of B lands here too)
+        if c.thread < 128 {
+            setmaxnreg_dec::<PRODUCER_REGS>();
+            if c.thread == 0 {
+                // k-tile `it` of the block (over all its tiles) goes to stage `it % STAGES`, its
+                // `it / STAGES`-th use; the stage is free once both blocks' consumers released
+                // its previous use (the partner's half of B lands here too)
                 let mut it = 0i64;
                 let mut i = 0;
                 while let Some(blk) = turn(i) {
                     let mut kt = 0;
                     while kt < ktiles {
-                        let (s, round) = slot(it);
-                        if round > 0 {
-                            mbarrier_wait(empty(s), ((round - 1) & 1) as u32);
+                        let (s, round) = (it % STAGES, it / STAGES);
+                        if round > 0 && BUG != 2 {
+                            sm.empty(s).mbarrier_wait(((round - 1) & 1) as u32);
                         }
-                        mbarrier_arrive_expect_tx(full(s), STAGE_BYTES as u32);
-                        let [a, b] = loads(blk, kt, rank);
-                        let (ka, kb) = (a.coords[0] as i32, b.coords[0] as i32);
-                        let at = stage(s) + a.at as u32;
-                        tma_load_2d(at, t.a_map, ka, a.coords[1] as i32, full(s));
-                        let at = stage(s) + b.at as u32;
-                        tma_load_2d_multicast(at, t.b_map, kb, b.coords[1] as i32, full(s), b.mask);
+                        let full = sm.full(s);
+                        full.mbarrier_arrive(STAGE_BYTES as u32);
+                        sm.a(s, 0).tma_load(&p.a_map, [BM * blk[0], BK * kt], &full);
+                        let b_rows = BN * blk[1] + rank * B_BOX_ROWS;
+                        let half = sm.b(s).advance(rank * B_BOX_ROWS * BK);
+                        let both = if BUG == 5 { 1 << rank } else { 0b11 };
+                        half.tma_load_multicast(&p.b_map, [b_rows, BK * kt], &full, both);
                         it += 1;
                         kt += 1;
                     }
@@ -367,239 +344,163 @@ mod dev {
                 }
             }
         } else {
-            crate::sync::setmaxnreg_inc::<CONSUMER_REGS>();
-            consume::<I, O>(&t, tid - 128, ktiles, stage, full, empty, turn);
+            setmaxnreg_inc::<CONSUMER_REGS>();
+            consume::<M, I, O, BUG>(p, c.thread - 128, ktiles, sm, turn);
         }
         // no block leaves while its partner may still signal its barriers
-        barrier_cluster();
-    }
-
-    /// A consumer thread (`ct` of [`CONSUMERS`]): its warpgroup's wgmmas over each turn's
-    /// k-tiles, each stage released to both blocks' producers, then the epilogue.
-    #[inline(always)]
-    unsafe fn consume<I: GemmIn, O: Real>(
-        t: &GemmTmaParams<Gmem<I>, Gmem<O>>,
-        ct: i64,
-        ktiles: i64,
-        stage: impl Fn(i64) -> u32,
-        full: impl Fn(i64) -> u32,
-        empty: impl Fn(i64) -> u32,
-        turn: impl Fn(i64) -> Option<[i64; 2]>,
-    ) {
-        let p = &t.g;
-        // C by the copy engine: it has a map, and the old C is not read
-        let by_copy_engine = !t.c_map.is_null() && p.beta == 0.0;
-        let wg = ct / 128;
-        let o = C_PLAN.thread(ct);
-        let signals = ct % 128 == 0;
-        let release = |s: i64| {
-            if signals {
-                let mut r = 0;
-                while r < CLUSTER_M {
-                    mbarrier_arrive_cluster(empty(s), r);
-                    r += 1;
-                }
-            }
-        };
-        macro_rules! consumer {
-            ($($d:ident)*) => {
-                $(let mut $d = 0f32;)*
-                let mut it = 0i64;
-                let mut i = 0;
-                while let Some(blk) = turn(i) {
-                    let mut kt = 0;
-                    while kt < ktiles {
-                        let (s, round) = slot(it);
-                        mbarrier_wait(full(s), (round & 1) as u32);
-                        asm!("wgmma.fence.sync.aligned;", options(nostack, preserves_flags));
-                        let mut kb = 0;
-                        while kb < K_BLOCKS {
-                            // the tile's first k-block overwrites the accumulators
-                            let acc = (kt > 0 || kb > 0) as u32;
-                            let [da, db] = descriptors(stage(s), wg, kb);
-                            if I::BF16 {
-                                wgmma_m64n256k16!("bf16", da, db, acc; $($d)*);
-                            } else {
-                                wgmma_m64n256k16!("f16", da, db, acc; $($d)*);
-                            }
-                            kb += 1;
-                        }
-                        asm!("wgmma.commit_group.sync.aligned;",
-                             "wgmma.wait_group.sync.aligned 1;",
-                             options(nostack, preserves_flags));
-                        // the previous k-tile's wgmmas are done: its stage is free
-                        if kt > 0 {
-                            release(slot(it - 1).0);
-                        }
-                        it += 1;
-                        kt += 1;
-                    }
-                    asm!("wgmma.wait_group.sync.aligned 0;", options(nostack, preserves_flags));
-                    // both warpgroups' wgmmas are done with the last stage: it stages C
-                    named_barrier(1, CONSUMERS as u32);
-                    let kept = kept_stage(it);
-                    let out = Chunk {
-                        at: staging_at(stage(kept), wg),
-                        o,
-                        alpha: p.alpha,
-                    };
-                    let plan = if O::BITS == 32 { &STORE_32 } else { &STORE_16 };
-                    unroll4!(chunk => {
-                        const { assert!(BN / EPI_N == 4) };
-                        let pick = |v: i64| chunk_coord(o, v).0 == chunk;
-                        if by_copy_engine {
-                            // the previous chunk's boxes have left the staging
-                            if chunk > 0 {
-                                if signals {
-                                    bulk_wait_read::<0>();
-                                }
-                                named_barrier(2 + wg as u32, 128);
-                            }
-                            let out = Boxes::<O> { out, _o: core::marker::PhantomData };
-                            each_pair!(out, pick, 0; $($d)*);
-                            fence_proxy_async_shared();
-                            named_barrier(2 + wg as u32, 128);
-                            if signals {
-                                let w = c_box_cols(O::BITS);
-                                let row = (BM * blk[0] + 64 * wg) as i32;
-                                let mut b = 0;
-                                while b < EPI_N / w {
-                                    let col = BN * blk[1] + EPI_N * chunk + w * b;
-                                    tma_store_2d(t.c_map, out.out.at + (b * 64 * 128) as u32, col as i32, row);
-                                    b += 1;
-                                }
-                                bulk_commit();
-                            }
-                        } else {
-                            each_pair!(out, pick, 0; $($d)*);
-                            named_barrier(2 + wg as u32, 128);
-                            let at = [2 * blk[0] + wg, (BN / EPI_N) * blk[1] + chunk];
-                            store_tile(p, plan, at, ct % 128, out.at, EPI_PITCH);
-                            named_barrier(2 + wg as u32, 128);
-                        }
-                    });
-                    if by_copy_engine && signals {
-                        // the staging is read (the stage may be refilled); the writes land later
-                        bulk_wait_read::<0>();
-                    }
-                    release(kept);
-                    i += 1;
-                }
-                if by_copy_engine && signals {
-                    bulk_wait::<0>();
-                }
-            };
-        }
-        consumer!(d0 d1 d2 d3 d4 d5 d6 d7 d8 d9 d10 d11 d12 d13 d14 d15 d16 d17 d18 d19 d20 d21 d22 d23 d24 d25 d26 d27 d28 d29 d30 d31 d32 d33 d34 d35 d36 d37 d38 d39 d40 d41 d42 d43 d44 d45 d46 d47 d48 d49 d50 d51 d52 d53 d54 d55 d56 d57 d58 d59 d60 d61 d62 d63 d64 d65 d66 d67 d68 d69 d70 d71 d72 d73 d74 d75 d76 d77 d78 d79 d80 d81 d82 d83 d84 d85 d86 d87 d88 d89 d90 d91 d92 d93 d94 d95 d96 d97 d98 d99 d100 d101 d102 d103 d104 d105 d106 d107 d108 d109 d110 d111 d112 d113 d114 d115 d116 d117 d118 d119 d120 d121 d122 d123 d124 d125 d126 d127);
-    }
-
-    /// A warpgroup's staging of one chunk of C: shared address of its `64 x EPI_N` `f32` tile
-    /// (pitch [`EPI_PITCH`]), the consumer thread's [`C_PLAN`] origin, alpha.
-    #[derive(Clone, Copy)]
-    struct Chunk {
-        at: u32,
-        o: [i64; 2],
-        alpha: f32,
-    }
-    /// The chunk staged in C's type for the copy engine: [`c_box_offset`]s.
-    #[derive(Clone, Copy)]
-    struct Boxes<O> {
-        out: Chunk,
-        _o: core::marker::PhantomData<O>,
-    }
-    impl<O: Real> Boxes<O> {
-        /// Accumulators `v` and `v + 1`, times alpha, as `O`, at their [`chunk_coord`].
-        #[inline(always)]
-        unsafe fn pair(&self, v: i64, x: f32, y: f32) {
-            let (_, [r, col]) = chunk_coord(self.out.o, v);
-            let at = self.out.at + c_box_offset(O::BITS, r, col) as u32;
-            let (x, y) = (self.out.alpha * x, self.out.alpha * y);
-            if O::BITS == 32 {
-                st_shared_v2(at, [x.to_bits(), y.to_bits()]);
-            } else {
-                st_shared_u32(at, O::narrow2(x, y));
-            }
-        }
-    }
-    impl Chunk {
-        /// Accumulators `v` and `v + 1` (neighbours in a row, checked above), times alpha, at
-        /// their [`chunk_coord`].
-        #[inline(always)]
-        unsafe fn pair(&self, v: i64, x: f32, y: f32) {
-            let (_, [r, col]) = chunk_coord(self.o, v);
-            let at = self.at + 4 * (r * EPI_PITCH + col) as u32;
-            st_shared_v2(at, [(self.alpha * x).to_bits(), (self.alpha * y).to_bits()]);
-        }
-    }
-
-    // gemm_sm80's epilogue copy, on shared addresses: until gemm_sm90 is a kernel of the model
-    /// Thread `t`'s part of the copy `plan` (one of [`store_plan`]'s, 16 bytes of `O` per
-    /// access) of the `f32` tile at shared address `s0` (rows `pitch` elements apart), plus
-    /// `beta C`, into C's tile `blk` of `plan.tile()`: whole 16-byte accesses where the tile lies
-    /// inside C with aligned rows, else element by element predicated by C's bounds.
-    #[inline(always)]
-    unsafe fn store_tile<O: Real>(
-        p: &GemmParams<Gmem<impl GemmIn>, Gmem<O>>,
-        plan: &TvCoords<2>,
-        blk: [i64; 2],
-        t: i64,
-        s0: u32,
-        pitch: i64,
-    ) {
-        let v = 128 / O::BITS;
-        let tile = plan.tile();
-        let id = make_coord_tensor(p.c.shape()).local_tile(tile, blk);
-        let thr = plan.get_slice(t);
-        let dst = thr.partition_D(&p.c.local_tile(tile, blk));
-        let pred = thr.partition_S(&id);
-        let o = thr.origin();
-        let d = p.c.layout().stride();
-        let whole = id.covers(tile) && d[1] == 1 && d[0] % v == 0 && p.c.engine().aligned16();
-        let read_c = p.beta != 0.0;
-        let mut a = 0;
-        while a < plan.values() {
-            let c = plan.value(a);
-            let at = s0 + 4 * ((o[0] + c[0]) * pitch + o[1] + c[1]) as u32;
-            let mut f = [0f32; 8];
-            let x = ld_shared_v4(at);
-            unroll4!(w => f[w as usize] = f32::from_bits(x.0[w as usize]));
-            if v == 8 {
-                let y = ld_shared_v4(at + 16);
-                unroll4!(w => f[4 + w as usize] = f32::from_bits(y.0[w as usize]));
-            }
-            if whole {
-                let g = dst.at(a);
-                if read_c {
-                    let old = load_v4_rw(g.0 as *const u32);
-                    unroll8!(e => if e < v {
-                        let word = old.0[(e * O::BITS / 32) as usize] >> ((e * O::BITS) % 32);
-                        f[e as usize] += p.beta * O::widen(word);
-                    });
-                }
-                let mut out = [0u32; 4];
-                unroll4!(w => {
-                    let w = w as usize;
-                    out[w] = if O::BITS == 32 {
-                        f[w].to_bits()
-                    } else {
-                        O::narrow2(f[2 * w], f[2 * w + 1])
-                    };
-                });
-                g.write_v4(V4(out));
-            } else {
-                unroll8!(e => if e < v && pred.elem_less(a + e) {
-                    let g = dst.at(a + e);
-                    let mut r = f[e as usize];
-                    if read_c {
-                        r += p.beta * g.read().to_f32();
-                    }
-                    g.write(O::from_f32(r));
-                });
-            }
-            a += v;
-        }
+        cluster_sync();
     }
 }
 
-#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
-pub use dev::gemm_sm90;
+/// The block's stages and barriers, from `s0` (1024-aligned).
+#[derive(Clone, Copy)]
+struct Stages<S> {
+    s0: S,
+}
+impl<S: Engine> Stages<S> {
+    /// Warpgroup `wg`'s 64 rows of A in stage `s`.
+    #[inline(always)]
+    fn a(&self, s: i64, wg: i64) -> S {
+        self.s0.advance(s * STAGE_BYTES / 2 + wg * 64 * BK)
+    }
+    /// B's `BN` rows in stage `s`.
+    #[inline(always)]
+    fn b(&self, s: i64) -> S {
+        self.s0.advance(s * STAGE_BYTES / 2 + B_AT / 2)
+    }
+    /// Stage `s`'s full barrier (8 bytes: 4 elements).
+    #[inline(always)]
+    fn full(&self, s: i64) -> S {
+        self.s0.advance(STAGES * STAGE_BYTES / 2 + 4 * s)
+    }
+    /// Stage `s`'s empty barrier.
+    #[inline(always)]
+    fn empty(&self, s: i64) -> S {
+        self.full(STAGES + s)
+    }
+}
+
+/// A consumer thread (`ct` of [`CONSUMERS`]): its warpgroup's wgmmas over each turn's k-tiles,
+/// each stage released to both blocks' producers, then the epilogue.
+#[inline(always)]
+unsafe fn consume<M: Space, I: GemmIn + Default, O: Real, const BUG: u8>(
+    p: &<GemmSm90<I, O, BUG> as Kernel>::Params<M>,
+    ct: i64,
+    ktiles: i64,
+    sm: Stages<M::Shared<I>>,
+    turn: impl Fn(i64) -> Option<[i64; 2]>,
+) {
+    let g = &p.g;
+    // C by the copy engine: it has a map, and the old C is not read
+    let by_copy_engine = p.c_map.present() && g.beta == 0.0;
+    let (wg, o, signals) = (ct / 128, C_PLAN.thread(ct), ct % 128 == 0);
+    let release = |s: i64| {
+        if signals {
+            unroll!(r < CLUSTER_M as usize => { sm.empty(s).mbarrier_arrive_cluster(r as i64) });
+        }
+    };
+    let mut acc = accumulators::<128>();
+    let mut it = 0i64;
+    let mut i = 0;
+    while let Some(blk) = turn(i) {
+        let mut kt = 0;
+        while kt < ktiles {
+            let (s, round) = (it % STAGES, it / STAGES);
+            sm.full(s).mbarrier_wait((round & 1) as u32);
+            warpgroup_arrive();
+            let (a, b) = (sm.a(s, wg), sm.b(s));
+            unroll!(kb < K_BLOCKS as usize => {
+                // the tile's first k-block overwrites the accumulators
+                let (da, db) = (gmma_desc(&a, DESC_A[kb]), gmma_desc(&b, DESC_B[kb]));
+                wgmma::<I, 128>(da, db, &mut acc, kt > 0 || kb > 0);
+            });
+            warpgroup_commit_batch();
+            if BUG == 4 {
+                release(s);
+            }
+            warpgroup_wait::<1>();
+            // the previous k-tile's wgmmas are done: its stage is free
+            if kt > 0 && BUG != 4 {
+                release((it - 1) % STAGES);
+            }
+            it += 1;
+            kt += 1;
+        }
+        warpgroup_wait::<0>();
+        // both warpgroups' wgmmas are done with the last stage: it stages C
+        if BUG != 1 {
+            named_barrier(1, CONSUMERS as u32);
+        }
+        let kept = (it - 1) % STAGES;
+        let staging = sm.a(kept, 0).advance(wg * EPI_BYTES / 2);
+        let plan = if O::BITS == 32 { &STORE_32 } else { &STORE_16 };
+        let wg_bar = || named_barrier(2 + wg as u32, 128);
+        unroll!(chunk < (BN / EPI_N) as usize => {
+            // accumulators `32 chunk .. 32 chunk + 32` are the chunk's ([`chunk_coord`]), two
+            // neighbours in a row at a time
+            if by_copy_engine {
+                // the previous chunk's boxes have left the staging
+                if chunk > 0 {
+                    if signals {
+                        staging.bulk_wait_read::<0>();
+                    }
+                    wg_bar();
+                }
+                // in C's type, where the copy engine's boxes hold them
+                unroll!(j < 16 => {
+                    let v = 32 * chunk + 2 * j;
+                    let (_, [r, col]) = chunk_coord(o, v as i64);
+                    let (x, y) = (g.alpha * acc[v], g.alpha * acc[v + 1]);
+                    let at = c_box_offset(O::BITS, r, col) / 4;
+                    if O::BITS == 32 {
+                        staging.recast::<f32>().advance(at).write_pair([x, y]);
+                    } else {
+                        staging.recast::<u32>().advance(at).write(O::narrow2(x, y));
+                    }
+                });
+                if BUG != 3 {
+                    staging.fence_proxy_async();
+                }
+                wg_bar();
+                if signals {
+                    let w = c_box_cols(O::BITS);
+                    let row = BM * blk[0] + 64 * wg;
+                    unroll!(b < 2 => {
+                        if (b as i64) < EPI_N / w {
+                            let col = BN * blk[1] + EPI_N * chunk as i64 + w * b as i64;
+                            let at = staging.advance(b as i64 * 64 * 128 / 2);
+                            at.tma_store(&p.c_map, [row, col]);
+                        }
+                    });
+                    staging.bulk_commit();
+                }
+            } else {
+                let f = staging.recast::<f32>();
+                unroll!(j < 16 => {
+                    let v = 32 * chunk + 2 * j;
+                    let (_, [r, col]) = chunk_coord(o, v as i64);
+                    let (x, y) = (g.alpha * acc[v], g.alpha * acc[v + 1]);
+                    f.advance(r * EPI_PITCH + col).write_pair([x, y]);
+                });
+                wg_bar();
+                // the chunk opaque: else LLVM keeps a pointer per chunk and element of the
+                // ragged path live across the main loop (64 registers, spilled)
+                let chunk = opaque(chunk as i32) as i64;
+                let at = [2 * blk[0] + wg, (BN / EPI_N) * blk[1] + chunk];
+                store_tile(&g.c, g.beta, plan, at, ct % 128, f, EPI_PITCH, 0);
+                wg_bar();
+            }
+        });
+        if by_copy_engine && signals {
+            // the staging is read (the stage may be refilled); the writes land later
+            staging.bulk_wait_read::<0>();
+        }
+        if BUG != 4 {
+            release(kept);
+        }
+        i += 1;
+    }
+    if by_copy_engine && signals {
+        sm.s0.bulk_wait::<0>();
+    }
+}

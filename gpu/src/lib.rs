@@ -85,19 +85,6 @@ macro_rules! wgmma_m64n256k16 {
     };
 }
 
-/// `$out.pair(v, a, b)` for each pair `a b` of the named values with `$pick(v)`, `v` counting
-/// from `$v` by 2.
-#[allow(unused_macros)]
-macro_rules! each_pair {
-    ($out:ident, $pick:ident, $v:expr; $a:ident $b:ident $($rest:ident)*) => {
-        if $pick($v) {
-            $out.pair($v, $a, $b);
-        }
-        each_pair!($out, $pick, $v + 2; $($rest)*);
-    };
-    ($out:ident, $pick:ident, $v:expr;) => {};
-}
-
 pub mod axpby;
 pub mod cluster_check;
 pub mod copy;
@@ -115,8 +102,8 @@ pub mod wgmma_peak;
 
 #[cfg(target_arch = "nvptx64")]
 pub use tessel_device::device;
+use tessel_device::kernels;
 pub use tessel_device::{ctx, frag, math, mem, mma, real, rows, stage, sync, tma, unroll, wgmma};
-use tessel_device::{kernels, ptx_directives};
 
 use half::{bf16, f16};
 kernels! {
@@ -187,6 +174,30 @@ pub mod gemms {
             gemm_tma_bf16_f32 in Device32 => crate::gemm::GemmTma<bf16, f32>,
             gemm_tma_f16_f16 in Device32 => crate::gemm::GemmTma<f16, f16>,
             gemm_tma_f16_f32 in Device32 => crate::gemm::GemmTma<f16, f32>,
+        }
+    }
+
+    /// `gemm_sm90` (wgmma, clusters of two): sm_90a PTX only.
+    pub mod sm90a {
+        use half::{bf16, f16};
+        use tessel_device::smem32::Device32;
+        tessel_device::kernels! { #[cfg(target_feature = "sm_90a")]
+            gemm_sm90_bf16_bf16 in Device32 => crate::gemm_sm90::GemmSm90<bf16, bf16>,
+            gemm_sm90_bf16_f32 in Device32 => crate::gemm_sm90::GemmSm90<bf16, f32>,
+            gemm_sm90_f16_f16 in Device32 => crate::gemm_sm90::GemmSm90<f16, f16>,
+            gemm_sm90_f16_f32 in Device32 => crate::gemm_sm90::GemmSm90<f16, f32>,
+        }
+        tessel_device::ptx_directives! { #[cfg(target_feature = "sm_90a")] maxntid:
+            gemm_sm90_bf16_bf16 => crate::gemm_sm90::THREADS,
+            gemm_sm90_bf16_f32 => crate::gemm_sm90::THREADS,
+            gemm_sm90_f16_f16 => crate::gemm_sm90::THREADS,
+            gemm_sm90_f16_f32 => crate::gemm_sm90::THREADS,
+        }
+        tessel_device::ptx_directives! { #[cfg(target_feature = "sm_90a")] reqnctapercluster:
+            gemm_sm90_bf16_bf16 => crate::gemm_sm90::CLUSTER_M,
+            gemm_sm90_bf16_f32 => crate::gemm_sm90::CLUSTER_M,
+            gemm_sm90_f16_f16 => crate::gemm_sm90::CLUSTER_M,
+            gemm_sm90_f16_f32 => crate::gemm_sm90::CLUSTER_M,
         }
     }
 }
@@ -307,23 +318,6 @@ macro_rules! sm90a_kernels {
 
 sm90a_kernels! {
     wgmma_peak_bf16 => wgmma_peak::wgmma_peak [] (wgmma_peak::WgmmaPeakParams<mem::Gmem<f32>>),
-    gemm_sm90_bf16_bf16 => gemm_sm90::gemm_sm90 [bf16, bf16] (gemm::GemmTmaParams<mem::Gmem<bf16>, mem::Gmem<bf16>>),
-    gemm_sm90_bf16_f32 => gemm_sm90::gemm_sm90 [bf16, f32] (gemm::GemmTmaParams<mem::Gmem<bf16>, mem::Gmem<f32>>),
-    gemm_sm90_f16_f16 => gemm_sm90::gemm_sm90 [f16, f16] (gemm::GemmTmaParams<mem::Gmem<f16>, mem::Gmem<f16>>),
-    gemm_sm90_f16_f32 => gemm_sm90::gemm_sm90 [f16, f32] (gemm::GemmTmaParams<mem::Gmem<f16>, mem::Gmem<f32>>),
-}
-
-ptx_directives! { #[cfg(target_feature = "sm_90a")] maxntid:
-    gemm_sm90_bf16_bf16 => crate::gemm_sm90::THREADS,
-    gemm_sm90_bf16_f32 => crate::gemm_sm90::THREADS,
-    gemm_sm90_f16_f16 => crate::gemm_sm90::THREADS,
-    gemm_sm90_f16_f32 => crate::gemm_sm90::THREADS,
-}
-ptx_directives! { #[cfg(target_feature = "sm_90a")] reqnctapercluster:
-    gemm_sm90_bf16_bf16 => crate::gemm_sm90::CLUSTER_M,
-    gemm_sm90_bf16_f32 => crate::gemm_sm90::CLUSTER_M,
-    gemm_sm90_f16_f16 => crate::gemm_sm90::CLUSTER_M,
-    gemm_sm90_f16_f32 => crate::gemm_sm90::CLUSTER_M,
 }
 
 /// Every entry point of every arch's PTX: [`KERNELS`], [`GEMM_KERNELS`], [`PEAK_KERNELS`]
@@ -335,4 +329,9 @@ pub fn all_kernels() -> impl Iterator<Item = &'static ctx::KernelInfo> {
 /// The entry points that need `sm_90` (the copy engine): [`SM90_KERNELS`] and `gemm_tma`'s.
 pub fn sm90_kernels() -> impl Iterator<Item = &'static ctx::KernelInfo> {
     SM90_KERNELS.iter().chain(gemms::sm90::KERNELS)
+}
+
+/// The entry points in `sm_90a` PTX only (wgmma): [`SM90A_KERNELS`] and `gemm_sm90`'s.
+pub fn sm90a_kernels() -> impl Iterator<Item = &'static ctx::KernelInfo> {
+    SM90A_KERNELS.iter().chain(gemms::sm90a::KERNELS)
 }

@@ -351,7 +351,7 @@ impl Gpu {
         let sm90 = arch.sm >= 90;
         let extra = tessel_gpu::sm90_kernels().filter(|_| sm90);
         // and the wgmma ones in sm_90a PTX only
-        let extra = extra.chain(tessel_gpu::SM90A_KERNELS.iter().filter(|_| best_90a));
+        let extra = extra.chain(tessel_gpu::sm90a_kernels().filter(|_| best_90a));
         for k in tessel_gpu::all_kernels().chain(extra).map(|k| k.name) {
             let f = crate::module::entry(&module, k, gpu.rmsnorm_smem)?;
             gpu.kernels.insert(k, f);
@@ -664,31 +664,27 @@ impl Gpu {
             )?;
             return self.launch_entry(&name, geo, p);
         }
-        let p = gemm::GemmTmaParams {
-            a_map: maps.a.ptr(),
-            b_map: maps.b_half.ptr(),
-            c_map: maps.c.as_ref().map_or(std::ptr::null(), |m| m.ptr()),
+        use tessel_gpu::gemm_sm90::{tile_pairs, GemmSm90, GemmSm90Params, CLUSTER_M};
+        use tessel_gpu::tma::GmemTensorMap;
+        let p = GemmSm90Params {
+            a_map: GmemTensorMap::new(maps.a.ptr()),
+            b_map: GmemTensorMap::new(maps.b_half.ptr()),
+            c_map: GmemTensorMap::new(maps.c.as_ref().map_or(std::ptr::null(), |m| m.ptr())),
             g,
         };
-        // persistent: as many clusters as run at once, none idle
-        use tessel_gpu::gemm_sm90::{tile_pairs, CLUSTER_M, SMEM_BYTES, THREADS};
+        let (p, mut g) = crate::module::prepare_as::<GemmSm90<I, O>>(
+            &name,
+            p,
+            i64::from(self.sms),
+            self.rmsnorm_smem,
+        )?;
+        // persistent: as many clusters as the device holds at once, none idle
         let tiles = [(m + gemm::BM - 1) / gemm::BM, (n + gemm::BN - 1) / gemm::BN];
-        let clusters = tile_pairs(tiles).min(self.sm90_clusters());
-        let (threads, smem_bytes, blocks) = (THREADS, SMEM_BYTES, CLUSTER_M * clusters);
-        let g = Geometry {
-            grid: [blocks, 1],
-            threads,
-            smem_bytes,
-        };
+        g.grid[0] = CLUSTER_M * tile_pairs(tiles).min(self.sm90_clusters());
         if g.grid[0] < 1 {
             return Err(GpuError::Invalid(format!(
-                "{name}: no cluster of its blocks ({threads} threads, {smem_bytes} bytes of shared memory each) fits on this device"
-            )));
-        }
-        if g.smem_bytes > self.rmsnorm_smem || g.grid[0] > i64::from(i32::MAX) {
-            return Err(GpuError::Invalid(format!(
-                "{name}: {} bytes of shared memory ({} allowed), {} blocks",
-                g.smem_bytes, self.rmsnorm_smem, g.grid[0]
+                "{name}: no cluster of its blocks ({} threads, {} bytes of shared memory each) fits on this device",
+                g.threads, g.smem_bytes
             )));
         }
         self.launch_entry(&name, g, p)

@@ -10,7 +10,7 @@ pub mod elem;
 pub mod exec;
 pub mod gemm;
 pub mod gemm_sm80;
-pub mod gemm_sm90_exec;
+pub mod gemm_sm90;
 pub mod gemm_wg;
 pub mod gpu;
 pub mod jobs;

@@ -37,8 +37,9 @@
 //! accumulators before `warpgroup_wait` (the simulator writes them as the wgmma is issued), a
 //! `fence_proxy_async` that comes after the barrier that orders the write before the async read
 //! (accepted when the fence runs first in the schedule), and races on global memory (only each
-//! output element's write count is checked). `gemm_sm80` and `gemm_sm90` still have their own
-//! host executions.
+//! output element's write count is checked), and the tensor cores' own order and alignment of
+//! additions inside an instruction (`mma.sync` and `wgmma` add each one's products exactly, in
+//! `f64`, and round once: within the bound, not always the GPU's bits).
 
 mod block;
 mod clock;

@@ -21,7 +21,8 @@ use tessel_gpu::mem::Mem;
 /// The simulated GPU's tensor map of a rank-2 tensor of `T`s, rows contiguous.
 #[derive(Debug)]
 pub struct SimTensorMap<T> {
-    src: HostMem<T>,
+    /// `None`: [`SimTensorMap::absent`].
+    src: Option<HostMem<T>>,
     shape: [i64; 2],
     row_stride: i64,
     boxed: [i64; 2],
@@ -52,12 +53,34 @@ impl<T: Copy> SimTensorMap<T> {
         crate::tma::check_box(boxed, bytes, mode)?;
         let sw = mode.swizzle(8).map_err(|e| e.to_string())?;
         Ok(SimTensorMap {
-            src,
+            src: Some(src),
             shape,
             row_stride,
             boxed,
             sw,
         })
+    }
+
+    /// The map a kernel's parameters carry where the host built none (the GPU's null
+    /// `CUtensorMap` pointer): [`TensorMap::present`] is `false`, and a copy through it faults.
+    pub fn absent() -> Self {
+        SimTensorMap {
+            src: None,
+            shape: [0, 0],
+            row_stride: 0,
+            boxed: [0, 0],
+            sw: Swizzle::new(0, 4, 3).expect("the identity swizzle"),
+        }
+    }
+
+    /// The tensor, or a fault naming `what` at `site` where the map is absent.
+    fn src(&self, what: &str, site: &Location) -> HostMem<T> {
+        match self.src {
+            Some(s) => s,
+            None => fault(format!(
+                "{what} at {site} through an absent tensor map (the host built none)"
+            )),
+        }
     }
 
     /// Bytes of a box.
@@ -80,6 +103,9 @@ impl<T: Copy> SimTensorMap<T> {
 impl<T: Copy> TensorMap for SimTensorMap<T> {
     /// Nothing to fence on the host: the map is the host's own.
     unsafe fn acquire(&self) {}
+    fn present(&self) -> bool {
+        self.src.is_some()
+    }
 }
 
 impl<U: Copy> SharedMem<U> {
@@ -116,6 +142,7 @@ impl<U: Copy> SharedMem<U> {
     unsafe fn load_box<T: Copy>(&self, map: &SimTensorMap<T>, at: [i64; 2], bar: &Self, mask: u16) {
         let site = Location::caller();
         let bar = bar.mbarrier("a TMA load's mbarrier");
+        let src = map.src("a TMA load", site);
         let bytes = map.box_bytes();
         let dst = self.box_at(bytes, "a TMA load");
         let eb = std::mem::size_of::<T>();
@@ -124,7 +151,7 @@ impl<U: Copy> SharedMem<U> {
             for c in 0..map.boxed[1] {
                 let (gr, gc) = (at[0] + r, at[1] + c);
                 if map.inside(gr, gc) {
-                    let v = map.src.advance(gr * map.row_stride + gc).read();
+                    let v = src.advance(gr * map.row_stride + gc).read();
                     let i = ((r * map.boxed[1] + c) as usize) * eb;
                     std::ptr::copy_nonoverlapping(
                         &v as *const T as *const u8,
@@ -199,6 +226,7 @@ impl<U: Copy> BulkCopy for SharedMem<U> {
     unsafe fn tma_store<T: Copy>(&self, map: &SimTensorMap<T>, at: [i64; 2]) {
         self.own("a TMA store");
         let site = Location::caller();
+        let src = map.src("a TMA store", site);
         let dst = self.box_at(map.box_bytes(), "a TMA store");
         let eb = std::mem::size_of::<T>();
         // the bytes of the elements inside the tensor, which the engine stores
@@ -236,7 +264,7 @@ impl<U: Copy> BulkCopy for SharedMem<U> {
                         let s = b.smem[self.rank()].borrow();
                         (s.bytes(i, eb).as_ptr() as *const T).read_unaligned()
                     });
-                    map.src.advance(gr * map.row_stride + gc).write(v);
+                    src.advance(gr * map.row_stride + gc).write(v);
                 }
             }
         }
