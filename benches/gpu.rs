@@ -9,12 +9,12 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use host::elem::{Elem, Rng};
-use host::gpu::Gpu;
+use host::runtime::gpu::Gpu;
 use layout_core::Layout;
 use tessel_gpu::transpose::{Padded, Swizzled};
 
 /// The sum of `iters` event-timed runs of `f`.
-fn events(g: &Gpu, iters: u64, f: impl FnMut() -> host::gpu::Result<()>) -> Duration {
+fn events(g: &Gpu, iters: u64, f: impl FnMut() -> host::runtime::gpu::Result<()>) -> Duration {
     let (ms, _) = g.time(1, iters as usize, f).expect("timed GPU work");
     Duration::from_secs_f64(ms.iter().sum::<f64>() / 1e3)
 }
@@ -109,9 +109,9 @@ fn gpu(c: &mut Criterion) {
     group.bench_function("gemm_sm80", |b| {
         b.iter_custom(|iters| events(&g, iters, || g.gemm(&ga, &gb, &mut gc, 1.0, 0.0)))
     });
-    use host::gpu::MappedGemm;
+    use host::runtime::gpu::MappedGemm;
     if g.has_mapped_gemm::<half::bf16, half::bf16>(MappedGemm::Sm90) {
-        let maps = host::tma::GemmMaps::new(&g, &ga, &gb, &gc).unwrap();
+        let maps = host::runtime::tma::GemmMaps::new(&g, &ga, &gb, &gc).unwrap();
         group.bench_function("gemm_sm90", |b| {
             b.iter_custom(|iters| {
                 events(&g, iters, || {

@@ -7,13 +7,13 @@ use clap::error::ErrorKind;
 use clap::{Args, ValueEnum};
 use half::{bf16, f16};
 use host::arch::Arch;
-use host::comm::{CommElem, Devices};
+use host::collectives::comm::{CommElem, Devices};
+use host::collectives::tp_gemm::{Plan, Sharing, Split};
 use host::elem::RmsElem;
 use host::elem::{Elem, Paired, Quads, Rng, TransposeTile};
-use host::gemm;
-use host::gpu::{Gpu, GpuError};
+use host::jobs::gemm;
 use host::jobs::{self, Timing, Verdict};
-use host::tp_gemm::{Plan, Sharing, Split};
+use host::runtime::gpu::{Gpu, GpuError};
 use host::tune::{Cache, CopyConfig, DeviceId, Entry, RmsConfig, Tile, TransposeConfig, VEC_ATOMS};
 use tessel::ptx;
 use tessel_gpu::rmsnorm::WARPS;
@@ -930,7 +930,7 @@ fn check(
         rng: &mut Rng,
     ) -> Result<Verdict, GpuError> {
         let cfg = rms_config::<T>(gpu, tuned, c, w);
-        host::sharded::run_rmsnorm_sharded::<T>(devs, n, (r, c), Some(cfg), rng)
+        host::collectives::sharded::run_rmsnorm_sharded::<T>(devs, n, (r, c), Some(cfg), rng)
     }
     fn typed<T: Elem>(
         gpu: Option<&Gpu>,
@@ -992,7 +992,7 @@ fn check(
         })
     }
     if let Job::GemmSplit(d, p) = job {
-        use host::tp_gemm::run_gemm_split;
+        use host::collectives::tp_gemm::run_gemm_split;
         return match (d, p.split) {
             (GemmDtype::Bf16, Split::K) => run_gemm_split::<bf16, f32>(devs, p, rng),
             (GemmDtype::Bf16, _) => run_gemm_split::<bf16, bf16>(devs, p, rng),
@@ -1471,7 +1471,7 @@ fn bench_gemm_split(a: &BenchArgs) -> ExitCode {
     let mut rng = Rng::new(seed);
     let mut failed = false;
     for split in splits(a.split.split.unwrap_or(SplitArg::Rows)) {
-        use host::tp_gemm::bench_weak_scaling as weak;
+        use host::collectives::tp_gemm::bench_weak_scaling as weak;
         let how = (chunks, sharing);
         let r = a.reps as usize;
         // the K split's partial sums in f32, the others into the inputs' type
@@ -1549,8 +1549,8 @@ fn bench_all_reduce(a: &BenchArgs) -> ExitCode {
     let mut failed = false;
     for elems in ALL_REDUCE_ELEMS {
         for t in [
-            host::sharded::bench_all_reduce::<f32>(&devs, elems, r, &mut rng),
-            host::sharded::bench_all_reduce::<bf16>(&devs, elems, r, &mut rng),
+            host::collectives::sharded::bench_all_reduce::<f32>(&devs, elems, r, &mut rng),
+            host::collectives::sharded::bench_all_reduce::<bf16>(&devs, elems, r, &mut rng),
         ] {
             match t {
                 Ok(t) => println!(

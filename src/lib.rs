@@ -10,7 +10,13 @@
 //! of it.
 
 #[cfg(feature = "gpu")]
-pub use host::{exec, gpu, matrix, module, peer, sim};
+pub use host::checks::exec;
+#[cfg(feature = "gpu")]
+pub use host::jobs::peer;
+#[cfg(feature = "gpu")]
+pub use host::runtime::{gpu, module};
+#[cfg(feature = "gpu")]
+pub use host::{matrix, sim};
 pub use layout_core;
 /// The layout calculator (`tessel eval`, `show`, `svg`, `analyze`).
 pub use tessel_calc as calc;
@@ -21,12 +27,12 @@ pub use tessel_calc as calc;
 pub mod prelude {
     pub use crate::include_ptx;
     pub use half::{bf16, f16};
+    pub use host::checks::exec::run as run_on_host;
     pub use host::elem::{Elem, Rng};
-    pub use host::exec::run as run_on_host;
-    pub use host::gpu::{flat_param, row_major, DeviceTensor, Gpu, GpuError};
-    pub use host::module::Module;
+    pub use host::runtime::gpu::{flat_param, row_major, DeviceTensor, Gpu, GpuError};
+    pub use host::runtime::module::Module;
+    pub use host::runtime::tma::{encode_2d, TensorMap as DeviceTensorMap, TmaSwizzle};
     pub use host::sim::{self, HostMem, Sim, SimError, SimTensorMap};
-    pub use host::tma::{encode_2d, TensorMap as DeviceTensorMap, TmaSwizzle};
     pub use layout_core::{FlatLayout, FlatTensor, IntTuple, Layout};
     pub use tessel_gpu::ctx::{Entry, Geometry, Kernel};
     pub use tessel_gpu::mem::{Device, Gmem};

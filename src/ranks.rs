@@ -60,11 +60,11 @@ fn drain(pipe: Option<impl Read + Send + 'static>) -> JoinHandle<String> {
 /// failed, the others are stopped after [`GRACE`]. `Err` when no NCCL id could be made (no
 /// NCCL) or this host has fewer than `world` GPUs: the caller runs as one process then.
 pub fn spawn(world: usize, seed: u64) -> Result<ExitCode, String> {
-    let present = host::gpu::Gpu::count().map_err(|e| e.to_string())?;
+    let present = host::runtime::gpu::Gpu::count().map_err(|e| e.to_string())?;
     if present < world {
         return Err(format!("{world} GPUs asked for, {present} present"));
     }
-    let id = host::comm::new_comm_id().map_err(|e| e.to_string())?;
+    let id = host::collectives::comm::new_comm_id().map_err(|e| e.to_string())?;
     let exe = std::env::current_exe().map_err(|e| format!("this program's path: {e}"))?;
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut children: Vec<Child> = vec![];

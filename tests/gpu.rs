@@ -4,8 +4,8 @@
 
 use half::{bf16, f16};
 use host::elem::{Elem, Paired, Quads, Rng};
-use host::gpu::{Gpu, GpuError};
 use host::jobs;
+use host::runtime::gpu::{Gpu, GpuError};
 use host::tune::CopyConfig;
 use tessel_gpu::transpose::{Padded, Swizzled};
 
@@ -105,9 +105,17 @@ fn rmsnorm_of_padded_rows_matches_the_host_execution() {
                 smem: g.rmsnorm_smem(),
             };
             let staged = T::staged_for(warps, n, cfg.smem);
-            let host =
-                host::exec::rmsnorm_strided(&x, lx, &w, lw, ly, 1e-6, (warps, staged), T::poison())
-                    .unwrap();
+            let host = host::checks::exec::rmsnorm_strided(
+                &x,
+                lx,
+                &w,
+                lw,
+                ly,
+                1e-6,
+                (warps, staged),
+                T::poison(),
+            )
+            .unwrap();
             let to = |l: FlatLayout<2>| l.to_layout().unwrap();
             let dx = g.upload(&x, to(lx)).unwrap();
             let dw = g.upload(&w, Layout::int(n, 1).unwrap()).unwrap();
@@ -258,7 +266,7 @@ fn cublas_gemm_tn_matches_the_f64_reference() {
 /// another mode's swizzle.
 #[test]
 fn tma_copy_moves_every_element_through_each_swizzle() {
-    use host::tma::{encode_2d, TmaElem, TmaSwizzle, MODES};
+    use host::runtime::tma::{encode_2d, TmaElem, TmaSwizzle, MODES};
     let Some(g) = gpu() else { return };
     if !g.arch().starts_with("sm_9") && !g.arch().starts_with("sm_1") {
         eprintln!(
@@ -310,7 +318,7 @@ fn tma_copy_moves_every_element_through_each_swizzle() {
     let l = layout_core::Layout::parse("(64,64):(64,1)").unwrap();
     let s = g.upload(&src, l).unwrap();
     let map = encode_2d(&g, &s, [64, 64], TmaSwizzle::B128).unwrap();
-    let wrong = host::tma::TensorMap::with_mode(map, TmaSwizzle::B64);
+    let wrong = host::runtime::tma::TensorMap::with_mode(map, TmaSwizzle::B64);
     let mut d = g.filled(l, bf16::poison()).unwrap();
     g.tma_copy(&wrong, &mut d).unwrap();
     let got = g.download(&d).unwrap();
@@ -390,7 +398,7 @@ fn mma_tile_on<I: tessel_gpu::mma::MmaIn + Default + Elem>(g: &Gpu, rng: &mut Rn
 where
     MmaTile<I>: tessel_gpu::ctx::Entry<Params<Device> = MmaTileParams<Gmem<I>, Gmem<f32>>>,
 {
-    use host::mma_tile::{simulate, Inputs, N};
+    use host::checks::mma_tile::{simulate, Inputs, N};
     let module = g.load(tessel::ptx::PTX).unwrap();
     let l = layout_core::Layout::parse("(16,16):(16,1)").unwrap();
     let (mut equal, mut total) = (0, 0);
@@ -520,12 +528,14 @@ fn gemm_wg_matches_the_simulated_gpu() {
 use tessel_gpu::gemm_wg::{GemmWg, GemmWgParams};
 use tessel_gpu::tma::GmemTensorMap;
 
-fn gemm_wg_on<I: tessel_gpu::mma::MmaIn + Default + host::tma::TmaElem>(g: &Gpu, rng: &mut Rng)
-where
+fn gemm_wg_on<I: tessel_gpu::mma::MmaIn + Default + host::runtime::tma::TmaElem>(
+    g: &Gpu,
+    rng: &mut Rng,
+) where
     GemmWg<I>: tessel_gpu::ctx::Entry<Params<Device> = GemmWgParams<GmemTensorMap<I>, Gmem<f32>>>,
 {
-    use host::gemm_wg::{simulate, Inputs};
-    use host::tma::{encode_2d, TmaSwizzle};
+    use host::checks::gemm_wg::{simulate, Inputs};
+    use host::runtime::tma::{encode_2d, TmaSwizzle};
     use tessel_gpu::gemm_wg::{BK, BM, BN};
     let module = g.load(tessel::ptx::PTX).unwrap();
     let (mut equal, mut total) = (0, 0);
@@ -580,8 +590,8 @@ where
 /// GPU: the outputs the simulated GPU gives, each element known (outputs poisoned with NaN).
 #[test]
 fn cluster_check_matches_the_simulated_gpu() {
+    use host::runtime::tma::{encode_2d, TmaSwizzle};
     use host::sim::{self, HostMem, Options, Sim, SimTensorMap};
-    use host::tma::{encode_2d, TmaSwizzle};
     use layout_core::{FlatLayout, FlatTensor, Layout};
     use tessel_gpu::cluster_check::{ClusterCheck, ClusterParams, BOX, COLS, ROWS, THREADS};
     use tessel_gpu::ctx::Kernel;

@@ -203,7 +203,7 @@ fn kernels_take_the_launchers_parameters() {
         );
         // the same check a first launch makes of a user's entry
         for k in all_kernels().chain(extra).chain(tessel_gpu::TEST_KERNELS) {
-            if let Err(e) = host::module::check_entry(ptx, k.name, k.param_bytes) {
+            if let Err(e) = host::runtime::module::check_entry(ptx, k.name, k.param_bytes) {
                 panic!("{arch}: {e}");
             }
         }

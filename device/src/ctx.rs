@@ -38,7 +38,7 @@ pub struct Geometry {
 
 /// A kernel, declared once: its parameters, the launch its layouts ask for, and the function of
 /// its thread. From an implementation come the PTX entry point (`kernels!` in `lib.rs`), the
-/// host's typed launcher (`host::gpu::Gpu::launch`), its simulated execution (`host::sim`), and
+/// host's typed launcher (`host::runtime::gpu::Gpu::launch`), its simulated execution (`host::sim`), and
 /// the registry (the crate's `KERNELS`).
 pub trait Kernel {
     /// Blocks per cluster, consecutive along x (1: no clusters). The grid's x extent must be a

@@ -1,6 +1,6 @@
 //! Engines: how a kernel's tensors reach memory. A kernel is written once, generic over its
 //! engines; the device runs it with [`Gmem`] (global memory) and [`Smem`] (shared memory), the
-//! host execution (`host::exec`) with host buffers that check every access and count writes.
+//! host execution (`host::checks::exec`) with host buffers that check every access and count writes.
 //!
 //! An engine is a position in memory ([`layout_core::Engine`]: tiling and partitioning move it);
 //! [`Mem`] reads and writes the element there, the pair or quad of elements that starts there (one

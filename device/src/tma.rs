@@ -3,7 +3,7 @@
 //! makes threads' shared-memory writes visible to it (and to wgmma: both are the *async proxy*).
 //!
 //! A [`TensorMap`] describes a rank-2 global tensor, the box the engine moves and the swizzle it
-//! lays the box out with in shared memory (the `CUtensorMap` the host encodes, `host::tma`). A
+//! lays the box out with in shared memory (the `CUtensorMap` the host encodes, `host::runtime::tma`). A
 //! load's bytes land some time after it is issued; the phase of its mbarrier completes once they
 //! and the barrier's arrivals are all in ([`AsyncCopy::mbarrier_arrive`] announces the bytes).
 //! A store reads its box some time before the issuing thread's [`BulkCopy::bulk_wait_read`] that

@@ -24,7 +24,7 @@
 //!   (16-byte accesses of whole rows, `beta C` added; ragged edges element by element,
 //!   predicated by C's bounds), then releases the stage.
 //!
-//! A kernel of the model ([`GemmSm90`], in `Device32`): `host::gemm_sm90` runs this source on the
+//! A kernel of the model ([`GemmSm90`], in `Device32`): `host::checks::gemm_sm90` runs this source on the
 //! simulated GPU, whose checks see the wgmmas' and the copy engine's shared-memory accesses.
 
 use crate::ctx::{Ctx, Geometry, Kernel};

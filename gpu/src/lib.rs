@@ -154,7 +154,7 @@ kernels! {
     rmsnorm_w16_bf16 => rmsnorm::RmsNorm<bf16, 16>,
 }
 
-/// `gemm_sm80`'s entry points (their own launcher: `host::gpu::Gpu::gemm`).
+/// `gemm_sm80`'s entry points (their own launcher: `host::runtime::gpu::Gpu::gemm`).
 pub mod gemms {
     use half::{bf16, f16};
     use tessel_device::smem32::Device32;

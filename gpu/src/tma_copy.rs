@@ -8,7 +8,7 @@
 //! those inside the tensor to `dst`. A wrong mapping between the map's swizzle mode and tessel's
 //! swizzle, a wrong box, or a wrong barrier count shows as a wrong or missing element.
 //!
-//! The tensor map is built on the host (`host::tma`) with `cuTensorMapEncodeTiled` from the
+//! The tensor map is built on the host (`host::runtime::tma`) with `cuTensorMapEncodeTiled` from the
 //! source's tessel layout, copied to global memory, and made visible to the copy engine by the
 //! tensormap acquire fence (rustc has no `__grid_constant__` parameters).
 

@@ -17,8 +17,8 @@ use cudarc::driver::{CudaStream, DevicePtr};
 use half::{bf16, f16};
 
 use crate::elem::Elem;
-use crate::gpu::{flat_param, DeviceTensor, Gpu, GpuError, Result};
-use crate::library::{self, first_missing, Library};
+use crate::runtime::gpu::{flat_param, DeviceTensor, Gpu, GpuError, Result};
+use crate::runtime::library::{self, first_missing, Library};
 
 /// An element type cuBLAS reads or writes: its `cudaDataType`, and what rounding to it costs
 /// (for [`gemm_tolerance`]).

@@ -1,7 +1,6 @@
 //! The element types the kernels move: `f32`, `f16`, `bf16`.
 
-use crate::exec::HostMem;
-use crate::sim::Sim;
+use crate::sim::{HostMem, Sim};
 use half::{bf16, f16};
 use std::marker::PhantomData;
 use tessel_gpu::copy::{CopyParams, VecCopy};
@@ -194,15 +193,27 @@ impl<T: Elem> TransposeTile<T> for Quads<T> {
     }
 }
 
+/// What launches a kernel on a device: the runtime's `Gpu` (`crate::runtime::gpu`). Named here so
+/// that an element type can say which of its kernels a launch takes ([`RmsElem`]) without the
+/// element types depending on the runtime.
+pub trait Launcher {
+    /// What a failed launch returns.
+    type Error;
+    /// Launches `K` with `p`, its shape from `K::geometry`.
+    fn launch<K: Entry>(&self, p: K::Params<Device>) -> Result<(), Self::Error>;
+    /// The error of a launch refused for `why`.
+    fn invalid(why: String) -> Self::Error;
+}
+
 /// An element type with RMSNorm kernels: `f32`, `bf16`.
 pub trait RmsElem: Elem + tessel_gpu::real::Real {
     /// Launches its RMSNorm kernel with `warps` warps per row (`tessel_gpu::kernels!` declares
     /// one per type and count of [`tessel_gpu::rmsnorm::WARPS`]); `Err` for another count.
-    fn launch_rmsnorm(
-        g: &crate::gpu::Gpu,
+    fn launch_rmsnorm<L: Launcher>(
+        g: &L,
         p: RmsParams<Gmem<Self>>,
         warps: i64,
-    ) -> crate::gpu::Result<()>;
+    ) -> Result<(), L::Error>;
     /// `RmsNorm::<Self, warps>::staged_for(cols, smem)`: the tiles of a row staged with `smem`
     /// bytes of shared memory per block (0 for a `warps` with no kernel).
     fn staged_for(warps: i64, cols: i64, smem: i64) -> i64;
@@ -212,18 +223,18 @@ pub trait RmsElem: Elem + tessel_gpu::real::Real {
 macro_rules! rms_elem {
     ($t:ty) => {
         impl RmsElem for $t {
-            fn launch_rmsnorm(
-                g: &crate::gpu::Gpu,
+            fn launch_rmsnorm<L: Launcher>(
+                g: &L,
                 p: RmsParams<Gmem<Self>>,
                 warps: i64,
-            ) -> crate::gpu::Result<()> {
+            ) -> Result<(), L::Error> {
                 match warps {
                     1 => g.launch::<RmsNorm<$t, 1>>(p),
                     2 => g.launch::<RmsNorm<$t, 2>>(p),
                     4 => g.launch::<RmsNorm<$t, 4>>(p),
                     8 => g.launch::<RmsNorm<$t, 8>>(p),
                     16 => g.launch::<RmsNorm<$t, 16>>(p),
-                    w => Err(crate::gpu::GpuError::Invalid(format!(
+                    w => Err(L::invalid(format!(
                         "rmsnorm has kernels for {:?} warps per row, not {w}",
                         tessel_gpu::rmsnorm::WARPS
                     ))),

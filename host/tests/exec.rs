@@ -4,8 +4,8 @@
 //! rely on.
 
 use half::{bf16, f16};
+use host::checks::exec;
 use host::elem::{Elem, Paired, Quads, Rng, TransposeTile};
-use host::exec;
 use layout_core::{coalesce, left_inverse, FlatLayout, Layout};
 use proptest::prelude::*;
 // the seeded runner of the layout-core tests (one file, used by both crates)
@@ -575,7 +575,7 @@ fn axpby_host_execution_over_any_layout() {
 fn axpby_refuses_different_shapes() {
     let l = |s, d| layout_core::FlatLayout::new(s, d).unwrap();
     let (x, y) = (vec![0f32; 64], vec![0f32; 64]);
-    let e = host::exec::axpby(
+    let e = host::checks::exec::axpby(
         (&x, 0, &l([8, 8], [8, 1])),
         (&y, 0, &l([8, 4], [8, 1])),
         1.0,

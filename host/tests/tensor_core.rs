@@ -6,8 +6,8 @@
 //! kernel on a GPU and compares.
 
 use half::{bf16, f16};
+use host::checks::mma_tile::{simulate, Inputs};
 use host::elem::Rng;
-use host::mma_tile::{simulate, Inputs};
 use tessel_gpu::mma::MmaIn;
 
 fn bits(v: &[f32]) -> Vec<u32> {

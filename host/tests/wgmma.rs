@@ -6,8 +6,8 @@
 //! write before the store has read, a store never waited for).
 
 use half::{bf16, f16};
+use host::checks::gemm_wg::{simulate, Inputs};
 use host::elem::Rng;
-use host::gemm_wg::{simulate, Inputs};
 use host::sim::{self, HostMem, Options, Sim, SimError, SimTensorMap};
 use layout_core::{Engine, SwizzleMode};
 use tessel_device::tma::{BulkCopy, TensorMap};

@@ -53,7 +53,7 @@ mod tma;
 pub use block::ranges;
 pub use global::{written_once, HostMem};
 pub use shared::SharedMem;
-pub use tma::SimTensorMap;
+pub use tma::{addressable, check_box, SimTensorMap};
 
 use block::{run_block, BlockState, Fault};
 use corosensei::stack::DefaultStack;

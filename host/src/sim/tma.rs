@@ -1,6 +1,6 @@
 //! The copy engine on the simulated GPU: a [`SimTensorMap`] is what `cuTensorMapEncodeTiled`
 //! encodes (a rank-2 host tensor, a box, a swizzle), refused for the same reasons
-//! (`host::tma::check_box`); [`SharedMem`]'s [`BulkCopy`] issues the engine's loads and stores.
+//! (`host::runtime::tma::check_box`); [`SharedMem`]'s [`BulkCopy`] issues the engine's loads and stores.
 //!
 //! A load reads its box from global memory as it is issued (zeros outside the tensor) and lays
 //! it out in 16-byte chunks at `Sw(address)`, the swizzle on shared-memory address bits the PTX
@@ -36,10 +36,76 @@ impl<T> Clone for SimTensorMap<T> {
 }
 impl<T> Copy for SimTensorMap<T> {}
 
+// The copy engine's addressing rules, which `cuTensorMapEncodeTiled` applies (the runtime's
+// encoder checks them first, `crate::runtime::tma::encode_2d`) and the simulated GPU's maps too.
+
+/// The span in bytes a swizzled box's row may take (0 for none: any row).
+fn span(mode: SwizzleMode) -> i64 {
+    if mode == SwizzleMode::None {
+        0
+    } else {
+        mode.row_bytes()
+    }
+}
+
+/// Can the copy engine address a rank-2 tensor of `shape` `(rows, cols)`, `stride` (elements),
+/// `bytes`-byte elements at `origin`? `Err` names the violated condition: rows contiguous
+/// (column stride 1), the row stride covering a row and a multiple of 16 bytes below 2^40, the
+/// origin 16-byte aligned.
+pub fn addressable(
+    [rows, cols]: [i64; 2],
+    [ld, unit]: [i64; 2],
+    bytes: i64,
+    origin: u64,
+) -> std::result::Result<(), String> {
+    if unit != 1 && cols > 1 {
+        return Err(format!(
+            "the rows must be contiguous (column stride 1), got {unit}"
+        ));
+    }
+    if rows > 1 && (ld < cols || (ld * bytes) % 16 != 0 || ld * bytes >= 1 << 40) {
+        return Err(format!(
+            "the row stride must cover a row and be a multiple of 16 bytes below 2^40; got {ld} elements of {bytes} bytes"
+        ));
+    }
+    if !origin.is_multiple_of(16) {
+        return Err("the tensor's origin must be 16-byte aligned".into());
+    }
+    Ok(())
+}
+
+/// Can the copy engine move boxes of `boxed` `(rows, cols)` elements of `bytes` bytes laid out
+/// by `mode`? `Err` names the violated condition: extents 1 to 256, the box's row a multiple of
+/// 16 bytes and at most the swizzle's span.
+pub fn check_box(
+    [br, bc]: [i64; 2],
+    bytes: i64,
+    mode: SwizzleMode,
+) -> std::result::Result<(), String> {
+    if !(1..=256).contains(&br) || !(1..=256).contains(&bc) {
+        return Err(format!("box extents must be 1 to 256, got {br}x{bc}"));
+    }
+    if (bc * bytes) % 16 != 0 {
+        return Err(format!(
+            "the box's row must be a multiple of 16 bytes, got {} bytes",
+            bc * bytes
+        ));
+    }
+    if mode != SwizzleMode::None && bc * bytes > span(mode) {
+        return Err(format!(
+            "a {}-byte swizzle takes box rows of at most {} bytes, got {}",
+            span(mode),
+            span(mode),
+            bc * bytes
+        ));
+    }
+    Ok(())
+}
+
 impl<T: Copy> SimTensorMap<T> {
     /// The map of the `(rows, cols)` tensor at `src` whose rows are `row_stride` elements apart,
     /// moved in boxes of `boxed` `(rows, cols)` laid out by `mode`. `Err` names the condition
-    /// the copy engine's encoder would refuse (`host::tma::addressable`, `host::tma::check_box`).
+    /// the copy engine's encoder would refuse (`host::runtime::tma::addressable`, `host::runtime::tma::check_box`).
     pub fn new(
         src: HostMem<T>,
         shape: [i64; 2],
@@ -49,8 +115,8 @@ impl<T: Copy> SimTensorMap<T> {
     ) -> Result<Self, String> {
         let bytes = std::mem::size_of::<T>() as i64;
         let origin = (src.misalignment(16) * bytes) as u64;
-        crate::tma::addressable(shape, [row_stride, 1], bytes, origin)?;
-        crate::tma::check_box(boxed, bytes, mode)?;
+        addressable(shape, [row_stride, 1], bytes, origin)?;
+        check_box(boxed, bytes, mode)?;
         let sw = mode.swizzle(8).map_err(|e| e.to_string())?;
         Ok(SimTensorMap {
             src: Some(src),

@@ -2,6 +2,11 @@
 //! the device's result compared with the host execution of the same partitioning (which is itself
 //! checked against the definition and for exactly-once coverage), and timings beside a
 //! device-to-device copy of the same bytes.
+//!
+//! [`gemm`]: the GEMMs' checks and timings; [`peer`]: peers (torch) timed in the same run.
+
+pub mod gemm;
+pub mod peer;
 
 use std::mem::size_of;
 
@@ -12,9 +17,9 @@ use tessel_gpu::ctx::{Entry, Kernel};
 use tessel_gpu::mem::{Device, Gmem};
 use tessel_gpu::real::Real;
 
+use crate::checks::exec;
 use crate::elem::{Elem, RmsElem, Rng, TransposeTile};
-use crate::exec;
-use crate::gpu::{row_major, DeviceTensor, Gpu, GpuError, Result};
+use crate::runtime::gpu::{row_major, DeviceTensor, Gpu, GpuError, Result};
 use crate::tune::{CopyConfig, RmsConfig, TransposeConfig};
 
 /// The outcome of one check.

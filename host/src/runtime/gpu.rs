@@ -17,7 +17,7 @@ use tessel_gpu::axpby::{Axpby, AxpbyParams};
 use tessel_gpu::copy::{resident_smem, BulkCopyParams, CopyParams, VecCopy, ATOMS, BULK_THREADS};
 use tessel_gpu::ctx::{Entry, Geometry};
 
-pub use crate::module::Module;
+pub use crate::runtime::module::Module;
 use crate::tune::{fewest_smem, CopyConfig, RmsConfig, TransposeConfig, VEC_ATOMS};
 use tessel_gpu::mem::{Device, Gmem};
 use tessel_gpu::rmsnorm::RmsParams;
@@ -353,7 +353,7 @@ impl Gpu {
         // and the wgmma ones in sm_90a PTX only
         let extra = extra.chain(tessel_gpu::sm90a_kernels().filter(|_| best_90a));
         for k in tessel_gpu::all_kernels().chain(extra).map(|k| k.name) {
-            let f = crate::module::entry(&module, k, gpu.rmsnorm_smem)?;
+            let f = crate::runtime::module::entry(&module, k, gpu.rmsnorm_smem)?;
             gpu.kernels.insert(k, f);
         }
         // gemm_sm90's clusters that fit on the device at once (its grid)
@@ -580,13 +580,14 @@ impl Gpu {
     /// shared memory from the kernel's layouts (`Kernel::geometry`) and checks them against the
     /// device's limits.
     pub fn launch<K: Entry>(&self, p: K::Params<Device>) -> Result<()> {
-        let (p, g) = crate::module::prepare::<K>(p, i64::from(self.sms), self.rmsnorm_smem)?;
+        let (p, g) =
+            crate::runtime::module::prepare::<K>(p, i64::from(self.sms), self.rmsnorm_smem)?;
         self.launch_entry(K::NAME, g, p)
     }
 
     /// Launches entry point `name` with geometry `g` on its one by-value parameter `p`.
     fn launch_entry<P: Copy>(&self, name: &str, g: Geometry, p: P) -> Result<()> {
-        crate::module::launch(&self.stream, self.function(name)?, name, g, p)
+        crate::runtime::module::launch(&self.stream, self.function(name)?, name, g, p)
     }
 
     /// `c = alpha a b^T + beta c` with `gemm_sm80` (`gemm_<I>_<O>`): `a` `(M,K)`, `b` `(N,K)`,
@@ -603,7 +604,7 @@ impl Gpu {
         use tessel_gpu::gemm;
         let p = gemm_params(a, b, c, alpha, beta)?;
         let name = format!("gemm_{}_{}", I::NAME, O::NAME);
-        let (p, g) = crate::module::prepare_as::<gemm::Gemm<I, O>>(
+        let (p, g) = crate::runtime::module::prepare_as::<gemm::Gemm<I, O>>(
             &name,
             p,
             i64::from(self.sms),
@@ -623,15 +624,15 @@ impl Gpu {
     }
 
     /// `c = alpha a b^T + beta c` by a GEMM whose stages the copy engine fills (`kind`): `maps`
-    /// of `a` and `b` ([`crate::tma::GemmMaps::new`]), `c` as for [`Gpu::gemm`].
+    /// of `a` and `b` ([`crate::runtime::tma::GemmMaps::new`]), `c` as for [`Gpu::gemm`].
     #[allow(clippy::too_many_arguments)]
     pub fn gemm_mapped<
-        I: crate::tma::TmaElem + tessel_gpu::gemm::GemmIn + Default,
-        O: crate::tma::TmaElem + tessel_gpu::real::Real,
+        I: crate::runtime::tma::TmaElem + tessel_gpu::gemm::GemmIn + Default,
+        O: crate::runtime::tma::TmaElem + tessel_gpu::real::Real,
     >(
         &self,
         kind: MappedGemm,
-        maps: &crate::tma::GemmMaps,
+        maps: &crate::runtime::tma::GemmMaps,
         a: &DeviceTensor<I>,
         b: &DeviceTensor<I>,
         c: &mut DeviceTensor<O>,
@@ -656,7 +657,7 @@ impl Gpu {
                 b_map: GmemTensorMap::new(maps.b.ptr()),
                 g,
             };
-            let (p, geo) = crate::module::prepare_as::<gemm::GemmTma<I, O>>(
+            let (p, geo) = crate::runtime::module::prepare_as::<gemm::GemmTma<I, O>>(
                 &name,
                 p,
                 i64::from(self.sms),
@@ -672,7 +673,7 @@ impl Gpu {
             c_map: GmemTensorMap::new(maps.c.as_ref().map_or(std::ptr::null(), |m| m.ptr())),
             g,
         };
-        let (p, mut g) = crate::module::prepare_as::<GemmSm90<I, O>>(
+        let (p, mut g) = crate::runtime::module::prepare_as::<GemmSm90<I, O>>(
             &name,
             p,
             i64::from(self.sms),
@@ -760,7 +761,7 @@ impl Gpu {
             dst: dst.param("dst")?,
         };
         let (p, mut g) =
-            crate::module::prepare::<T::Copy>(p, i64::from(self.sms), self.rmsnorm_smem)?;
+            crate::runtime::module::prepare::<T::Copy>(p, i64::from(self.sms), self.rmsnorm_smem)?;
         let n = p.src.shape()[0];
         if !cfg.valid() {
             let rule = match cfg {
@@ -796,7 +797,7 @@ impl Gpu {
                 };
                 g.grid[0] = grid;
                 g.smem_bytes = resident_smem(self.rmsnorm_smem, resident);
-                crate::module::check_geometry(&name, &g, self.rmsnorm_smem)?;
+                crate::runtime::module::check_geometry(&name, &g, self.rmsnorm_smem)?;
                 self.launch_entry(&name, g, p)
             }
             CopyConfig::Bulk {
@@ -831,7 +832,7 @@ impl Gpu {
                     threads: BULK_THREADS,
                     smem_bytes: b.smem_bytes(bytes),
                 };
-                crate::module::check_geometry(&name, &g, self.rmsnorm_smem)?;
+                crate::runtime::module::check_geometry(&name, &g, self.rmsnorm_smem)?;
                 self.launch_entry(&name, g, b)
             }
         }
@@ -905,7 +906,8 @@ impl Gpu {
         p: K::Params<Device>,
         [carveout, resident]: [i64; 2],
     ) -> Result<()> {
-        let (p, mut g) = crate::module::prepare::<K>(p, i64::from(self.sms), self.rmsnorm_smem)?;
+        let (p, mut g) =
+            crate::runtime::module::prepare::<K>(p, i64::from(self.sms), self.rmsnorm_smem)?;
         if resident > 0 {
             g.smem_bytes = g.smem_bytes.max(fewest_smem(self.rmsnorm_smem, resident));
         }
@@ -1068,10 +1070,10 @@ impl Gpu {
     }
 
     /// `dst = src` box by box through shared memory with the copy engine (`tma_copy_<T>`, sm_90):
-    /// `map` of the source ([`crate::tma::encode_2d`]), `dst` of its shape, any layout.
-    pub fn tma_copy<T: crate::tma::TmaElem>(
+    /// `map` of the source ([`crate::runtime::tma::encode_2d`]), `dst` of its shape, any layout.
+    pub fn tma_copy<T: crate::runtime::tma::TmaElem>(
         &self,
-        map: &crate::tma::TensorMap,
+        map: &crate::runtime::tma::TensorMap,
         dst: &mut DeviceTensor<T>,
     ) -> Result<()> {
         use tessel_gpu::tma_copy::{TmaCopyParams, SMEM_SLACK, THREADS};
@@ -1182,6 +1184,16 @@ fn gemm_params<I: Elem, O: Elem>(
         alpha,
         beta,
     })
+}
+
+impl crate::elem::Launcher for Gpu {
+    type Error = GpuError;
+    fn launch<K: Entry>(&self, p: K::Params<Device>) -> Result<()> {
+        Gpu::launch::<K>(self, p)
+    }
+    fn invalid(why: String) -> GpuError {
+        GpuError::Invalid(why)
+    }
 }
 
 #[cfg(test)]

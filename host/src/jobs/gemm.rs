@@ -5,11 +5,11 @@
 //! - the `f64` reference within [`gemm_tolerance`](crate::blas::gemm_tolerance)'s bound: every
 //!   element up to 2^30 multiply-adds, else every element of a random sample of rows (the first
 //!   and last included);
-//! - the kernel's own function on the simulated GPU ([`gemm_sm80`](crate::gemm_sm80)) up to 2^25
+//! - the kernel's own function on the simulated GPU ([`gemm_sm80`](crate::checks::gemm_sm80)) up to 2^25
 //!   multiply-adds: every element written exactly once, no shared-memory race, within the bound
 //!   of the reference;
 //! - at the same sizes (K a multiple of 8), `gemm_sm90`'s own function on the simulated GPU
-//!   ([`gemm_sm90`](crate::gemm_sm90)) on the device's clusters (else [`SM90_CLUSTERS`]): every
+//!   ([`gemm_sm90`](crate::checks::gemm_sm90)) on the device's clusters (else [`SM90_CLUSTERS`]): every
 //!   element written exactly once, no race, within the bound;
 //! - the GPU's results against the simulated GPU's: the count of bit-equal elements, reported
 //!   (the tensor cores' order of addition within an instruction is not specified, so a
@@ -20,25 +20,15 @@
 //! `bench`: TFLOP/s of `gemm_sm80` and of cuBLAS on the same inputs in the same run, beside the
 //! `mma.sync` ceiling measured by a register-only microbenchmark.
 
-use half::{bf16, f16};
 use layout_core::Layout;
 
-use crate::blas::{self, gemm_reference_and_tolerance, pair_bound, Blas, BlasElem};
+use crate::blas::{self, gemm_reference_and_tolerance, pair_bound, Blas};
+use crate::checks::gemm_sm80::{Fill, Inputs};
 use crate::elem::{Elem, Rng};
-use crate::gemm_sm80::{Fill, Inputs};
-use crate::gpu::{row_major, DeviceTensor, Gpu, GpuError, MappedGemm, Result};
 use crate::jobs::Verdict;
+use crate::runtime::gpu::{row_major, DeviceTensor, Gpu, GpuError, MappedGemm, Result};
 
-/// An input type of the GEMM (`bf16`, `f16`).
-pub trait GemmIn: BlasElem + tessel_gpu::gemm::GemmIn + crate::tma::TmaElem {}
-impl GemmIn for bf16 {}
-impl GemmIn for f16 {}
-
-/// An output type of the GEMM of inputs `I` (`I` itself or `f32`, the pairs cuBLAS has too).
-pub trait GemmOut: BlasElem + tessel_gpu::real::Real + crate::tma::TmaElem {}
-impl GemmOut for bf16 {}
-impl GemmOut for f16 {}
-impl GemmOut for f32 {}
+pub use crate::checks::gemm_sm80::{GemmIn, GemmOut};
 
 /// The simulated GPU's schedule for a check: `TESSEL_SIM_SEED` when set (a failing check's
 /// replay), else drawn from `rng`.
@@ -135,7 +125,7 @@ where
         let (want, tol) =
             gemm_reference_and_tolerance::<I, O>(&x.a, &x.b, &x.c, m, n, k, x.alpha, x.beta);
         let seed = sim_seed(rng);
-        match crate::gemm_sm80::simulate::<I, O, 0>(&x, Fill::CpAsync, seed) {
+        match crate::checks::gemm_sm80::simulate::<I, O, 0>(&x, Fill::CpAsync, seed) {
             Ok(c) => {
                 let chk = blas::check_gemm(&c, &want, &tol, n);
                 say!(chk.ok(), format!("simulated (seed {seed}): each C element written once, no shared-memory race; vs the f64 reference: {chk}"));
@@ -160,7 +150,7 @@ where
                 SM90_HOST_WORK.ilog2()
             ));
         } else {
-            match crate::gemm_sm90::simulate::<I, O, 0>(&x, clusters, seed) {
+            match crate::checks::gemm_sm90::simulate::<I, O, 0>(&x, clusters, seed) {
                 Ok(c) => {
                     let chk = blas::check_gemm(&c, &want, &tol, n);
                     say!(chk.ok(), format!("{who}: each C element written once, no race (wgmma's and the copy engine's accesses included); vs the f64 reference: {chk}"));
@@ -212,7 +202,7 @@ where
     for kind in MappedGemm::ALL {
         if g.has_mapped_gemm::<I, O>(kind) && k % 8 == 0 {
             let got = device_gemm(g, &x, mnk, |a, b, c| {
-                let maps = crate::tma::GemmMaps::new(g, a, b, c)?;
+                let maps = crate::runtime::tma::GemmMaps::new(g, a, b, c)?;
                 g.gemm_mapped(kind, &maps, a, b, c, x.alpha, x.beta)
             })?;
             let chk = blas::check_gemm(&take_rows(&got, n, &rows), &want, &tol, n);
@@ -426,7 +416,7 @@ pub fn bench_gemm<I: GemmIn, O: GemmOut + blas::GemmOut<I>>(
         .iter()
         .map(|&(_, c_map)| {
             let dc = c()?;
-            let mut maps = crate::tma::GemmMaps::new(g, &da, &db, &dc)?;
+            let mut maps = crate::runtime::tma::GemmMaps::new(g, &da, &db, &dc)?;
             if !c_map {
                 maps.c = None;
             }

@@ -24,14 +24,14 @@
 use layout_core::{local_tile, IntTuple, Layout};
 
 use crate::blas::{self, gemm_reference_and_tolerance};
-use crate::comm::{CommElem, Devices};
+use crate::collectives::comm::{CommElem, Devices};
+use crate::collectives::sharded::{invalid, mesh_along, put, shard_view, take, View};
+use crate::collectives::window::CommTensor;
 use crate::elem::{Elem, Rng};
-use crate::gemm::{GemmIn, GemmOut, HOST_EXECUTION};
-use crate::gpu::{row_major, DeviceTensor, Gpu, GpuError, MappedGemm, Result};
+use crate::jobs::gemm::{GemmIn, GemmOut, HOST_EXECUTION};
 use crate::jobs::Verdict;
-use crate::sharded::{invalid, mesh_along, put, shard_view, take, View};
-use crate::tma::GemmMaps;
-use crate::window::CommTensor;
+use crate::runtime::gpu::{row_major, DeviceTensor, Gpu, GpuError, MappedGemm, Result};
+use crate::runtime::tma::GemmMaps;
 
 /// How the GEMM is split over the GPUs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,7 +74,7 @@ pub struct Plan {
     pub mnk: [usize; 3],
     /// Chunks of C's rows.
     pub chunks: usize,
-    /// The collectives' tensors in symmetric windows ([`crate::window`]): NCCL gathers between
+    /// The collectives' tensors in symmetric windows ([`crate::collectives::window`]): NCCL gathers between
     /// them on the copy engines, on no SM. [`Plan::new`] leaves them in ordinary device memory.
     pub windows: bool,
 }
@@ -473,7 +473,7 @@ impl Plan {
         for j in 0..self.chunks {
             for r in 0..self.gpus {
                 let [va, vb, vc, _] = self.part(j, r)?;
-                let x = crate::gemm_sm80::Inputs {
+                let x = crate::checks::gemm_sm80::Inputs {
                     mnk: [lm, ln, lk],
                     a: take(a, &va),
                     b: take(b, &vb),
@@ -481,11 +481,12 @@ impl Plan {
                     alpha: 1.0,
                     beta: 0.0,
                 };
-                let c =
-                    crate::gemm_sm80::simulate::<I, O, 0>(&x, crate::gemm_sm80::Fill::CpAsync, 0)
-                        .map_err(|e| {
-                        GpuError::Invalid(format!("gemm_sm80 on the simulated GPU: {e}"))
-                    })?;
+                let c = crate::checks::gemm_sm80::simulate::<I, O, 0>(
+                    &x,
+                    crate::checks::gemm_sm80::Fill::CpAsync,
+                    0,
+                )
+                .map_err(|e| GpuError::Invalid(format!("gemm_sm80 on the simulated GPU: {e}")))?;
                 if self.split == Split::K {
                     // in rank order, each sum rounded to O as NCCL's
                     let mut acc = take(&sum, &vc);
@@ -546,7 +547,7 @@ where
         }
     }
     // the reference at every row, or a sample of them
-    let mut rows = crate::gemm::rows_to_check(plan.mnk, rng);
+    let mut rows = crate::jobs::gemm::rows_to_check(plan.mnk, rng);
     if let Some(d) = devs {
         // the K split leaves each rank its rows: those of the ranks this process drives
         let mine = plan.rows_of(d.ranks())?;
@@ -555,7 +556,7 @@ where
     let (want, tol) = {
         let none: Vec<O> = vec![O::poison(); rows.len() * n];
         gemm_reference_and_tolerance::<I, O>(
-            &crate::gemm::take_rows(&a, k, &rows),
+            &crate::jobs::gemm::take_rows(&a, k, &rows),
             &b,
             &none,
             rows.len(),
@@ -565,7 +566,8 @@ where
             0.0,
         )
     };
-    let check = |c: &[O]| blas::check_gemm(&crate::gemm::take_rows(c, n, &rows), &want, &tol, n);
+    let check =
+        |c: &[O]| blas::check_gemm(&crate::jobs::gemm::take_rows(c, n, &rows), &want, &tol, n);
     let Some(devs) = devs else {
         if m * n * k > HOST_EXECUTION {
             return not_run("no GPUs; the host executions run up to 2^25 multiply-adds".into());

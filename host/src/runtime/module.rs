@@ -1,4 +1,4 @@
-//! A kernel crate's PTX loaded on a device ([`Module`], from [`Gpu::load`](crate::gpu::Gpu::load)),
+//! A kernel crate's PTX loaded on a device ([`Module`], from [`Gpu::load`](crate::runtime::gpu::Gpu::load)),
 //! and the launch every kernel goes through: prepare the parameters, take the launch's shape from
 //! the kernel's layouts, check it against the device, launch on the `Gpu`'s stream.
 
@@ -11,10 +11,10 @@ use cudarc::driver::{
 use tessel_gpu::ctx::{Entry, Geometry, Kernel};
 use tessel_gpu::mem::Device;
 
-use crate::gpu::{Context, GpuError, Result};
+use crate::runtime::gpu::{Context, GpuError, Result};
 
 /// A kernel crate's PTX, loaded on one device; launches go to the stream of the
-/// [`Gpu`](crate::gpu::Gpu) that loaded it (ordered with its copies and timing events). An entry
+/// [`Gpu`](crate::runtime::gpu::Gpu) that loaded it (ordered with its copies and timing events). An entry
 /// point is looked up at its first launch, and checked then against what the host passes it
 /// ([`check_entry`]).
 pub struct Module {
@@ -70,10 +70,10 @@ impl Module {
     }
 
     /// Launches kernel `K` on `p` (its tensors from
-    /// [`DeviceTensor::param`](crate::gpu::DeviceTensor::param)): `K::prepare` checks the
+    /// [`DeviceTensor::param`](crate::runtime::gpu::DeviceTensor::param)): `K::prepare` checks the
     /// parameters (an error names the condition), `K::geometry` gives the grid, block and shared
     /// memory, checked against the device's limits. Asynchronous: errors the kernel raises
-    /// surface at the next [`Gpu::sync`](crate::gpu::Gpu::sync) or download.
+    /// surface at the next [`Gpu::sync`](crate::runtime::gpu::Gpu::sync) or download.
     pub fn launch<K: Entry>(&self, p: K::Params<Device>) -> Result<()> {
         let (p, g) = prepare::<K>(p, self.sms, self.smem_limit)?;
         let f = self.function(K::NAME, std::mem::size_of::<DeviceParams<K>>())?;

@@ -1,6 +1,6 @@
 //! Workloads split across the GPUs of one host by the mesh algebra (`layout_core::mesh`): each
 //! GPU's shard is `shard(global, mesh, rank)`, the kernels run on the shards, and the collective
-//! that [`layout_core::rebuild`] names brings the result back (over NCCL, [`crate::comm`]).
+//! that [`layout_core::rebuild`] names brings the result back (over NCCL, [`crate::collectives::comm`]).
 //!
 //! Each check compares the rebuilt result with the one-GPU result of the same inputs; without the
 //! GPUs it runs the host execution of every shard against the one-GPU host execution, and says
@@ -8,11 +8,11 @@
 
 use layout_core::{rebuild, shard, shard_shape, IntTuple, Layout, Rebuild};
 
-use crate::comm::{CommElem, Devices};
+use crate::checks::exec;
+use crate::collectives::comm::{CommElem, Devices};
 use crate::elem::{RmsElem, Rng};
-use crate::exec;
-use crate::gpu::{row_major, GpuError, Result};
 use crate::jobs::{rel_error, rmsnorm_reference, rmsnorm_size, rmsnorm_tolerance, Verdict};
+use crate::runtime::gpu::{row_major, GpuError, Result};
 use crate::tune::RmsConfig;
 
 /// A layout error as [`GpuError::Invalid`], saying what was being done.

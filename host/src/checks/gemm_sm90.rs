@@ -13,8 +13,8 @@
 //! the copy engine can address C (rows a multiple of 16 bytes), else absent.
 
 use crate::blas::BlasElem;
-use crate::gemm::{GemmIn, GemmOut};
-use crate::gemm_sm80::Inputs;
+use crate::checks::gemm_sm80::Inputs;
+use crate::checks::gemm_sm80::{GemmIn, GemmOut};
 use crate::sim::{self, HostMem, Options, Sim, SimError, SimTensorMap};
 use layout_core::{FlatLayout, FlatTensor, SwizzleMode};
 use tessel_gpu::ctx::Kernel;

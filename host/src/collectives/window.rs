@@ -7,10 +7,10 @@
 //! A [`CommTensor`] is such a tensor, or (asked for without a window) one in ordinary device
 //! memory: the same type either way, so that one program measures both.
 
-use crate::comm::{bind, Devices, Rank};
+use crate::collectives::comm::{bind, Devices, Rank};
 use crate::elem::Elem;
-use crate::gpu::{DeviceTensor, GpuError, Result};
-use crate::library::{first_missing, probe, Library};
+use crate::runtime::gpu::{DeviceTensor, GpuError, Result};
+use crate::runtime::library::{first_missing, probe, Library};
 use cudarc::driver::{CudaStream, DevicePtr};
 use cudarc::nccl::{group_end, group_start, result::NcclError, sys};
 use layout_core::Layout;

@@ -6,7 +6,8 @@
 use cudarc::driver::{sys, CudaSlice, DevicePtr};
 
 use crate::elem::Elem;
-use crate::gpu::{DeviceTensor, Gpu, GpuError, Result};
+use crate::runtime::gpu::{DeviceTensor, Gpu, GpuError, Result};
+pub use crate::sim::{addressable, check_box};
 
 /// The copy engine's shared-memory swizzle modes: layout-core's `SwizzleMode` (one mapping
 /// between tessel's `Swizzle`, the TMA codes and the GMMA layout types).
@@ -28,15 +29,6 @@ fn code(mode: TmaSwizzle) -> sys::CUtensorMapSwizzle {
         1 => CU_TENSOR_MAP_SWIZZLE_32B,
         2 => CU_TENSOR_MAP_SWIZZLE_64B,
         _ => CU_TENSOR_MAP_SWIZZLE_128B,
-    }
-}
-
-/// The span in bytes a swizzled box's row may take (0 for none: any row).
-fn span(mode: TmaSwizzle) -> i64 {
-    if mode == TmaSwizzle::None {
-        0
-    } else {
-        mode.row_bytes()
     }
 }
 
@@ -83,60 +75,6 @@ impl TensorMap {
         let (p, _) = self.buf.device_ptr(self.buf.stream());
         p as *const u8
     }
-}
-
-/// Can the copy engine address a rank-2 tensor of `shape` `(rows, cols)`, `stride` (elements),
-/// `bytes`-byte elements at `origin`? `Err` names the violated condition: rows contiguous
-/// (column stride 1), the row stride covering a row and a multiple of 16 bytes below 2^40, the
-/// origin 16-byte aligned.
-pub fn addressable(
-    [rows, cols]: [i64; 2],
-    [ld, unit]: [i64; 2],
-    bytes: i64,
-    origin: u64,
-) -> std::result::Result<(), String> {
-    if unit != 1 && cols > 1 {
-        return Err(format!(
-            "the rows must be contiguous (column stride 1), got {unit}"
-        ));
-    }
-    if rows > 1 && (ld < cols || (ld * bytes) % 16 != 0 || ld * bytes >= 1 << 40) {
-        return Err(format!(
-            "the row stride must cover a row and be a multiple of 16 bytes below 2^40; got {ld} elements of {bytes} bytes"
-        ));
-    }
-    if !origin.is_multiple_of(16) {
-        return Err("the tensor's origin must be 16-byte aligned".into());
-    }
-    Ok(())
-}
-
-/// Can the copy engine move boxes of `boxed` `(rows, cols)` elements of `bytes` bytes laid out
-/// by `mode`? `Err` names the violated condition: extents 1 to 256, the box's row a multiple of
-/// 16 bytes and at most the swizzle's span.
-pub fn check_box(
-    [br, bc]: [i64; 2],
-    bytes: i64,
-    mode: TmaSwizzle,
-) -> std::result::Result<(), String> {
-    if !(1..=256).contains(&br) || !(1..=256).contains(&bc) {
-        return Err(format!("box extents must be 1 to 256, got {br}x{bc}"));
-    }
-    if (bc * bytes) % 16 != 0 {
-        return Err(format!(
-            "the box's row must be a multiple of 16 bytes, got {} bytes",
-            bc * bytes
-        ));
-    }
-    if mode != TmaSwizzle::None && bc * bytes > span(mode) {
-        return Err(format!(
-            "a {}-byte swizzle takes box rows of at most {} bytes, got {}",
-            span(mode),
-            span(mode),
-            bc * bytes
-        ));
-    }
-    Ok(())
 }
 
 /// The tensor map of `t`, rank 2 `(rows, cols)` with unit column stride, loaded `boxed` =

@@ -6,11 +6,22 @@
 
 use crate::blas::{check_gemm, gemm_reference_and_tolerance, BlasElem};
 use crate::elem::Rng;
-use crate::gemm::{GemmIn, GemmOut};
 use crate::sim::{self, HostMem, Options, Sim, SimError, SimTensorMap};
+use half::{bf16, f16};
 use layout_core::{FlatLayout, FlatTensor, SwizzleMode};
 use tessel_gpu::ctx::Kernel;
 use tessel_gpu::gemm::{Gemm, GemmMapParams, GemmParams, GemmTma, BK, BM, BN};
+
+/// An input type of the GEMM (`bf16`, `f16`).
+pub trait GemmIn: BlasElem + tessel_gpu::gemm::GemmIn + crate::runtime::tma::TmaElem {}
+impl GemmIn for bf16 {}
+impl GemmIn for f16 {}
+
+/// An output type of the GEMM of inputs `I` (`I` itself or `f32`, the pairs cuBLAS has too).
+pub trait GemmOut: BlasElem + tessel_gpu::real::Real + crate::runtime::tma::TmaElem {}
+impl GemmOut for bf16 {}
+impl GemmOut for f16 {}
+impl GemmOut for f32 {}
 
 /// The inputs of one GEMM: `a` `M x K`, `b` `N x K`, the old `c` `M x N` (row-major, packed),
 /// `alpha`, `beta`.

@@ -19,8 +19,8 @@
 //! `libnccl.so` link to it on `LD_LIBRARY_PATH` serves (`scripts/nccl-path.sh` makes one).
 
 use crate::elem::Elem;
-use crate::gpu::{DeviceTensor, Gpu, GpuError, Result};
-use crate::library::{self, first_missing, Library};
+use crate::runtime::gpu::{DeviceTensor, Gpu, GpuError, Result};
+use crate::runtime::library::{self, first_missing, Library};
 use cudarc::driver::DevicePtr;
 use cudarc::driver::{sys as cu, CudaStream};
 use cudarc::nccl::{group_end, group_start, result, result::NcclError, sys, Id, NcclType};
@@ -79,7 +79,7 @@ impl Drop for Rank {
 
 /// The communicators' configuration: NCCL's defaults, but the zero-CTA policy where NCCL has it
 /// (2.28+; 2.27 refuses the value): a collective NCCL can make with the copy engines, between
-/// tensors in symmetric windows ([`crate::window::CommTensor`]), runs without a block on any SM;
+/// tensors in symmetric windows ([`crate::collectives::window::CommTensor`]), runs without a block on any SM;
 /// every other collective runs as it would by default. An `NCCL_CTA_POLICY` set outside
 /// overrides it.
 fn config() -> sys::ncclConfig_t {
@@ -532,7 +532,7 @@ impl Devices {
     /// `shard`, compact) at its place among the gathered ones, the `r`-th block of `shard.size()`
     /// elements (where, for a rows mesh, `shard(whole, mesh, r)` is); the other blocks come
     /// from the other ranks. Nothing moves within a GPU. Between tensors in symmetric windows
-    /// ([`crate::window::CommTensor`]) the copy engines move it, on no SM (NCCL 2.28+). The GPUs
+    /// ([`crate::collectives::window::CommTensor`]) the copy engines move it, on no SM (NCCL 2.28+). The GPUs
     /// go on beside it until [`Devices::wait_comm`].
     pub fn start_all_gather_in_place<T: CommElem, O: BorrowMut<DeviceTensor<T>>>(
         &self,
