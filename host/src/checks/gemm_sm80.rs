@@ -76,6 +76,60 @@ impl<I: GemmIn, O: GemmOut + BlasElem> Inputs<I, O> {
     }
 }
 
+impl<I: GemmIn, O: GemmOut> Inputs<I, O> {
+    /// How a simulation of `kernel` under schedule `seed` words a refusal: `kernel MxNxK: why`.
+    pub(crate) fn refusal(&self, kernel: &str, seed: u64) -> impl Fn(&str) -> SimError {
+        let [m, n, k] = self.mnk;
+        let kernel = kernel.to_string();
+        move |why: &str| SimError {
+            block: [0, 0],
+            seed,
+            message: format!("{kernel} {m}x{n}x{k}: {why}"),
+        }
+    }
+
+    /// `launch` of a kernel on these inputs in the simulated GPU's memory (copies: A `M x K`, B
+    /// `N x K`, C `M x N`, row-major, every element's writes counted), then global memory's
+    /// checks: an input written, or an element of C written twice or never, is an `Err` worded by
+    /// `refuse`. C, row-major.
+    pub(crate) fn on_simulated_gpu(
+        &self,
+        refuse: &impl Fn(&str) -> SimError,
+        launch: impl FnOnce(GemmParams<HostMem<I>, HostMem<O>>) -> Result<(), SimError>,
+    ) -> Result<Vec<O>, SimError> {
+        let [m, n, k] = self.mnk.map(|v| v as i64);
+        let (mut a, mut b, mut c) = (self.a.clone(), self.b.clone(), self.c.clone());
+        let (mut ra, mut rb) = (vec![0u32; a.len()], vec![0u32; b.len()]);
+        let mut wc = vec![0u32; c.len()];
+        let layout =
+            |rows, cols| FlatLayout::new([rows, cols], [cols, 1]).expect("a row-major layout");
+        // SAFETY: every buffer outlives the launch and is reached only through these engines
+        let (ea, eb, ec) = unsafe {
+            (
+                HostMem::new(&mut a, &mut ra),
+                HostMem::new(&mut b, &mut rb),
+                HostMem::new(&mut c, &mut wc).once(),
+            )
+        };
+        launch(GemmParams {
+            a: FlatTensor::new(ea, layout(m, k)),
+            b: FlatTensor::new(eb, layout(n, k)),
+            c: FlatTensor::new(ec, layout(m, n)),
+            alpha: self.alpha,
+            beta: self.beta,
+        })?;
+        if let Some(i) = ra.iter().chain(&rb).position(|&r| r != 0) {
+            return Err(refuse(&format!("input element {i} written")));
+        }
+        sim::written_once(&mut wc);
+        if let Some(i) = wc.iter().position(|&w| w != 1) {
+            let (r, col) = (i / n as usize, i % n as usize);
+            return Err(refuse(&format!("C[{r},{col}] never written")));
+        }
+        Ok(c)
+    }
+}
+
 /// Which stages' filler: `cp.async` (`gemm_<I>_<O>`) or the copy engine (`gemm_tma_<I>_<O>`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fill {
@@ -93,62 +147,33 @@ pub fn simulate<I: GemmIn + Default, O: GemmOut, const BUG: u8>(
     fill: Fill,
     seed: u64,
 ) -> Result<Vec<O>, SimError> {
-    let [m, n, k] = x.mnk.map(|v| v as i64);
-    let (mut a, mut b, mut c) = (x.a.clone(), x.b.clone(), x.c.clone());
-    let (mut ra, mut rb) = (vec![0u32; a.len()], vec![0u32; b.len()]);
-    let mut wc = vec![0u32; c.len()];
-    let layout = |rows, cols| FlatLayout::new([rows, cols], [cols, 1]).expect("a row-major layout");
-    // SAFETY: every buffer outlives the launch and is reached only through these engines
-    let (ea, eb, ec) = unsafe {
-        (
-            HostMem::new(&mut a, &mut ra),
-            HostMem::new(&mut b, &mut rb),
-            HostMem::new(&mut c, &mut wc).once(),
-        )
-    };
-    let g = GemmParams {
-        a: FlatTensor::new(ea, layout(m, k)),
-        b: FlatTensor::new(eb, layout(n, k)),
-        c: FlatTensor::new(ec, layout(m, n)),
-        alpha: x.alpha,
-        beta: x.beta,
-    };
-    let refuse = |why: &str| SimError {
-        block: [0, 0],
-        seed,
-        message: format!("gemm_sm80 {m}x{n}x{k}: {why}"),
-    };
+    let refuse = x.refusal("gemm_sm80", seed);
     let opts = Options { seed };
-    match fill {
-        Fill::CpAsync => {
-            type K<I, O, const B: u8> = Gemm<I, O, B>;
-            let p = K::<I, O, BUG>::prepare::<Sim>(g).map_err(refuse)?;
-            sim::launch::<K<I, O, BUG>>(&p, K::<I, O, BUG>::geometry::<Sim>(&p, 1, 0), opts)?;
+    x.on_simulated_gpu(&refuse, |g| {
+        let k = x.mnk[2] as i64;
+        match fill {
+            Fill::CpAsync => {
+                type K<I, O, const B: u8> = Gemm<I, O, B>;
+                let p = K::<I, O, BUG>::prepare::<Sim>(g).map_err(&refuse)?;
+                let geo = K::<I, O, BUG>::geometry::<Sim>(&p, 1, 0);
+                sim::launch::<K<I, O, BUG>>(&p, geo, opts)
+            }
+            Fill::Tma => {
+                let map = |e, rows, boxed| {
+                    SimTensorMap::new(e, [rows, k], k, boxed, SwizzleMode::B128)
+                        .map_err(|e| refuse(&format!("a tensor map: {e}")))
+                };
+                let p = GemmMapParams {
+                    a_map: map(g.a.engine(), g.a.shape()[0], [BM, BK])?,
+                    b_map: map(g.b.engine(), g.b.shape()[0], [BN, BK])?,
+                    g,
+                };
+                let p = GemmTma::<I, O>::prepare::<Sim>(p).map_err(&refuse)?;
+                let geo = GemmTma::<I, O>::geometry::<Sim>(&p, 1, 0);
+                sim::launch::<GemmTma<I, O>>(&p, geo, opts)
+            }
         }
-        Fill::Tma => {
-            let map = |e, rows, boxed| {
-                SimTensorMap::new(e, [rows, k], k, boxed, SwizzleMode::B128)
-                    .map_err(|e| refuse(&format!("a tensor map: {e}")))
-            };
-            let p = GemmMapParams {
-                a_map: map(ea, m, [BM, BK])?,
-                b_map: map(eb, n, [BN, BK])?,
-                g,
-            };
-            let p = GemmTma::<I, O>::prepare::<Sim>(p).map_err(refuse)?;
-            let geo = GemmTma::<I, O>::geometry::<Sim>(&p, 1, 0);
-            sim::launch::<GemmTma<I, O>>(&p, geo, opts)?;
-        }
-    }
-    if let Some(i) = ra.iter().chain(&rb).position(|&r| r != 0) {
-        return Err(refuse(&format!("input element {i} written")));
-    }
-    sim::written_once(&mut wc);
-    if let Some(i) = wc.iter().position(|&w| w != 1) {
-        let (r, col) = (i / n as usize, i % n as usize);
-        return Err(refuse(&format!("C[{r},{col}] never written")));
-    }
-    Ok(c)
+    })
 }
 
 /// `gemm_sm80` of `x` on the simulated GPU, judged: a line, or `Err` with what went wrong.

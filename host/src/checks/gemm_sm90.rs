@@ -15,10 +15,10 @@
 use crate::blas::BlasElem;
 use crate::checks::gemm_sm80::Inputs;
 use crate::checks::gemm_sm80::{GemmIn, GemmOut};
-use crate::sim::{self, HostMem, Options, Sim, SimError, SimTensorMap};
-use layout_core::{FlatLayout, FlatTensor, SwizzleMode};
+use crate::sim::{self, Options, Sim, SimError, SimTensorMap};
+use layout_core::SwizzleMode;
 use tessel_gpu::ctx::Kernel;
-use tessel_gpu::gemm::{GemmParams, BK, BM};
+use tessel_gpu::gemm::{BK, BM};
 use tessel_gpu::gemm_sm90::{c_box_cols, GemmSm90, GemmSm90Params, B_BOX_ROWS};
 
 /// `gemm_sm90` (`BUG`: its broken copy, [`GemmSm90`]'s) of `x` on `clusters` clusters of the
@@ -30,60 +30,37 @@ pub fn simulate<I: GemmIn + Default, O: GemmOut, const BUG: u8>(
     clusters: i64,
     seed: u64,
 ) -> Result<Vec<O>, SimError> {
-    let [m, n, k] = x.mnk.map(|v| v as i64);
-    let refuse = |why: &str| SimError {
-        block: [0, 0],
-        seed,
-        message: format!("gemm_sm90 {m}x{n}x{k}: {why}"),
-    };
+    let refuse = x.refusal("gemm_sm90", seed);
     if clusters < 1 {
         return Err(refuse("needs at least one cluster"));
     }
-    let (mut a, mut b, mut c) = (x.a.clone(), x.b.clone(), x.c.clone());
-    let (mut ra, mut rb) = (vec![0u32; a.len()], vec![0u32; b.len()]);
-    let mut wc = vec![0u32; c.len()];
-    let layout = |rows, cols| FlatLayout::new([rows, cols], [cols, 1]).expect("a row-major layout");
-    // SAFETY: every buffer outlives the launch and is reached only through these engines
-    let (ea, eb, ec) = unsafe {
-        (
-            HostMem::new(&mut a, &mut ra),
-            HostMem::new(&mut b, &mut rb),
-            HostMem::new(&mut c, &mut wc).once(),
+    x.on_simulated_gpu(&refuse, |g| {
+        let [m, n, k] = x.mnk.map(|v| v as i64);
+        let map = |e, rows, boxed| {
+            SimTensorMap::new(e, [rows, k], k, boxed, SwizzleMode::B128)
+                .map_err(|e| refuse(&format!("a tensor map of A or B: {e}")))
+        };
+        let bits = 8 * std::mem::size_of::<O>() as i64;
+        let c_map = SimTensorMap::new(
+            g.c.engine(),
+            [m, n],
+            n,
+            [64, c_box_cols(bits)],
+            SwizzleMode::B128,
         )
-    };
-    let map = |e, rows, boxed| {
-        SimTensorMap::new(e, [rows, k], k, boxed, SwizzleMode::B128)
-            .map_err(|e| refuse(&format!("a tensor map of A or B: {e}")))
-    };
-    let bits = 8 * std::mem::size_of::<O>() as i64;
-    let c_map = SimTensorMap::new(ec, [m, n], n, [64, c_box_cols(bits)], SwizzleMode::B128)
         .unwrap_or_else(|_| SimTensorMap::absent());
-    let p = GemmSm90Params {
-        a_map: map(ea, m, [BM, BK])?,
-        b_map: map(eb, n, [B_BOX_ROWS, BK])?,
-        c_map,
-        g: GemmParams {
-            a: FlatTensor::new(ea, layout(m, k)),
-            b: FlatTensor::new(eb, layout(n, k)),
-            c: FlatTensor::new(ec, layout(m, n)),
-            alpha: x.alpha,
-            beta: x.beta,
-        },
-    };
-    type K<I, O, const B: u8> = GemmSm90<I, O, B>;
-    let p = K::<I, O, BUG>::prepare::<Sim>(p).map_err(refuse)?;
-    // a device of two multiprocessors per cluster
-    let geo = K::<I, O, BUG>::geometry::<Sim>(&p, 2 * clusters, 0);
-    sim::launch::<K<I, O, BUG>>(&p, geo, Options { seed })?;
-    if let Some(i) = ra.iter().chain(&rb).position(|&r| r != 0) {
-        return Err(refuse(&format!("input element {i} written")));
-    }
-    sim::written_once(&mut wc);
-    if let Some(i) = wc.iter().position(|&w| w != 1) {
-        let (r, col) = (i / n as usize, i % n as usize);
-        return Err(refuse(&format!("C[{r},{col}] never written")));
-    }
-    Ok(c)
+        let p = GemmSm90Params {
+            a_map: map(g.a.engine(), m, [BM, BK])?,
+            b_map: map(g.b.engine(), n, [B_BOX_ROWS, BK])?,
+            c_map,
+            g,
+        };
+        type K<I, O, const B: u8> = GemmSm90<I, O, B>;
+        let p = K::<I, O, BUG>::prepare::<Sim>(p).map_err(&refuse)?;
+        // a device of two multiprocessors per cluster
+        let geo = K::<I, O, BUG>::geometry::<Sim>(&p, 2 * clusters, 0);
+        sim::launch::<K<I, O, BUG>>(&p, geo, Options { seed })
+    })
 }
 
 /// `gemm_sm90` of `x` on `clusters` simulated clusters, judged: a line, or `Err` with what went

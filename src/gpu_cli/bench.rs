@@ -1,0 +1,476 @@
+//! `tessel bench`: timings beside a device-to-device copy, cuBLAS and the peers; the GEMM split
+//! over GPUs and the all-reduce.
+
+use super::*;
+
+pub(super) fn print_timing(t: &Timing) {
+    println!(
+        "{:<36} {:>9.4} {:>9.1} {:>9.4} {:>9.1} {:>7.1}%   [{:.4} .. {:.4}] {:>6.1}  {}",
+        t.what,
+        t.ms,
+        t.gbps(),
+        t.memcpy_ms,
+        t.memcpy_gbps(),
+        100.0 * t.ratio(),
+        t.spread.0,
+        t.spread.1,
+        t.host_us,
+        t.config.as_deref().unwrap_or("")
+    );
+}
+
+/// The RMSNorm sizes `tessel bench` and `tessel tune` time: N = 4096, 12288, 32768, with 2^26
+/// elements or more.
+pub(super) const RMS_SIZES: [(usize, usize); 3] = [(16384, 4096), (16384, 12288), (4096, 32768)];
+
+/// The transposes' sizes for `tessel tune`: 8192 x 8192 (output rows of whole sectors) and the
+/// ragged 8191 x 8193 (not: the led kernels), and whether they are led.
+pub(super) const TUNE_TRANSPOSE: [(usize, usize, bool); 2] =
+    [(8192, 8192, false), (8191, 8193, true)];
+
+/// `tessel bench [KERNEL] [--reps N] [--seed N] [--device N]`.
+pub fn bench(a: BenchArgs) -> ExitCode {
+    let split_opts = a.split.split.is_some() || a.split.chunks.is_some() || a.comm_sms.is_some();
+    if split_opts && (a.gpus < 2 || a.kernel != Kernel::Gemm) {
+        return crate::usage_error(
+            "bench",
+            ErrorKind::ArgumentConflict,
+            "--split, --chunks and --comm-sms time a GEMM over --gpus N (N >= 2): bench gemm --gpus N",
+        );
+    }
+    if a.process_per_gpu && a.gpus < 2 {
+        return crate::usage_error(
+            "bench",
+            ErrorKind::ArgumentConflict,
+            "--process-per-gpu starts a process per GPU of --gpus N (N >= 2)",
+        );
+    }
+    if a.gpus > 1 && a.kernel == Kernel::Gemm {
+        return bench_gemm_split(&a);
+    }
+    if a.gpus > 1 {
+        return bench_all_reduce(&a);
+    }
+    if !a.sizes.is_empty() && (a.kernel != Kernel::Gemm || !a.sizes.len().is_multiple_of(3)) {
+        return crate::usage_error(
+            "bench",
+            ErrorKind::WrongNumberOfValues,
+            "bench takes SIZES for gemm only, in triples M N K",
+        );
+    }
+    let g = match Gpu::open(a.on.device, built_ptx::PTX) {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("tessel bench: {e}");
+            return ExitCode::from(if absent(&e) { NO_GPU } else { 1 });
+        }
+    };
+    let seed = a.on.seed.unwrap_or_else(Rng::fresh_seed);
+    println!("device: {} ({}, {} SMs); median of {} runs after 5 warm-ups, queued back to back (host us: the host's time per launch call, not in the figures); GB/s = (bytes read + written) / time; seed {seed}", g.name(), g.arch(), g.sms(), a.reps);
+    let tuned = Tuned::open(Some(&g));
+    if let Some(line) = tuned.line() {
+        println!("{line}");
+    }
+    println!(
+        "{:<36} {:>9} {:>9} {:>9} {:>9} {:>8}   [min .. max ms] host us  config",
+        "kernel", "ms", "GB/s", "memcpy ms", "GB/s", "of copy"
+    );
+    let mut rng = Rng::new(seed);
+    let r = a.reps as usize;
+    let which = |k| a.kernel == k || a.kernel == Kernel::All;
+    let mut rows: Vec<Result<Timing, GpuError>> = vec![];
+    let mut go = |t: Result<Timing, GpuError>| {
+        match &t {
+            Ok(t) => print_timing(t),
+            Err(e) => println!("error: {e}"),
+        }
+        rows.push(t);
+    };
+    if which(Kernel::Rmsnorm) {
+        fn rms<T: RmsElem>(
+            g: &Gpu,
+            tuned: &Tuned,
+            (r, rng): (usize, &mut Rng),
+            go: &mut dyn FnMut(Result<Timing, GpuError>),
+        ) {
+            for size in RMS_SIZES {
+                let (cfg, from) = tuned.rms::<T>(Some(g), size.1 as i64);
+                go(
+                    jobs::bench_rmsnorm::<T>(g, size, &[cfg], r, rng).map(|mut t| {
+                        let mut t = t.remove(0);
+                        t.config = Some(format!("{cfg} ({})", source(from)));
+                        t
+                    }),
+                );
+            }
+        }
+        rms::<bf16>(&g, &tuned, (r, &mut rng), &mut go);
+        rms::<f32>(&g, &tuned, (r, &mut rng), &mut go);
+    }
+    if which(Kernel::Axpby) {
+        go(jobs::bench_axpby::<bf16>(&g, 8192, 8192, r, &mut rng));
+        go(jobs::bench_axpby::<f32>(&g, 8192, 8192, r, &mut rng));
+    }
+    if which(Kernel::Gemm) {
+        let show = |t: Result<gemm::GemmTiming, GpuError>| match t {
+            Ok(t) => {
+                println!("{:<36} {:>9.4} {:>9.1} TFLOP/s", t.what, t.ms, t.tflops);
+                Ok(t.tflops)
+            }
+            Err(e) => {
+                println!("error: {e}");
+                Err(e)
+            }
+        };
+        let peak = show(gemm::bench_mma_peak::<bf16>(&g, 8, r));
+        let _ = show(gemm::bench_mma_peak::<f16>(&g, 8, r));
+        // at the GEMM's occupancy: one block of 8 warps per SM
+        let _ = show(gemm::bench_mma_peak::<bf16>(&g, 1, r));
+        // the tensor cores' own ceiling (wgmma), where the PTX has it (TESSEL_ARCH with sm_90a)
+        let wpeak = gemm::bench_wgmma_peak(&g, r).and_then(|t| show(t).ok());
+        let sizes: Vec<[usize; 3]> = if a.sizes.is_empty() {
+            vec![[4096; 3], [8192; 3]]
+        } else {
+            a.sizes.chunks(3).map(|c| [c[0], c[1], c[2]]).collect()
+        };
+        for mnk in sizes {
+            match gemm::bench_gemm::<bf16, bf16>(&g, mnk, r, &mut rng) {
+                Ok(b) => {
+                    let blas = match &b.blas {
+                        Some(Ok(t)) => Some(t.tflops),
+                        _ => None,
+                    };
+                    let mut rows = vec![Ok(b.ours)];
+                    rows.extend(b.mapped);
+                    rows.extend(b.blas);
+                    for t in rows {
+                        if let Ok(t) = show(t) {
+                            let mut vs = vec![];
+                            if let Ok(p) = &peak {
+                                vs.push(format!("{:.1}% of the mma.sync ceiling", 100.0 * t / p));
+                            }
+                            if let Some(p) = wpeak {
+                                vs.push(format!("{:.1}% of the wgmma ceiling", 100.0 * t / p));
+                            }
+                            if let Some(c) = blas {
+                                vs.push(format!("{:.1}% of cuBLAS", 100.0 * t / c));
+                            }
+                            println!("{:<36} {}", "", vs.join(", "));
+                        }
+                    }
+                }
+                Err(e) => {
+                    let _ = show(Err(e));
+                }
+            }
+        }
+    }
+    if which(Kernel::Copy) {
+        // the chosen configuration, and the default beside a tuned one
+        fn copy<T: Elem>(
+            g: &Gpu,
+            tuned: &Tuned,
+            n: usize,
+            (r, rng): (usize, &mut Rng),
+            go: &mut dyn FnMut(Result<Timing, GpuError>),
+        ) {
+            let (cfg, from) = tuned.copy(T::NAME);
+            let mut cfgs = vec![cfg];
+            if cfg != CopyConfig::DEFAULT {
+                cfgs.push(CopyConfig::DEFAULT);
+            }
+            match jobs::bench_copy::<T>(g, n, &cfgs, r, rng) {
+                Ok(ts) => {
+                    for (k, mut t) in ts.into_iter().enumerate() {
+                        let from = if k == 0 { source(from) } else { "default" };
+                        t.config = Some(format!("{} ({from})", cfgs[k]));
+                        go(Ok(t));
+                    }
+                }
+                Err(e) => go(Err(e)),
+            }
+        }
+        copy::<f32>(&g, &tuned, 1 << 26, (r, &mut rng), &mut go);
+        copy::<bf16>(&g, &tuned, 1 << 27, (r, &mut rng), &mut go);
+        copy::<f32>(&g, &tuned, (1 << 26) + 5, (r, &mut rng), &mut go);
+    }
+    if which(Kernel::Transpose) {
+        /// The shape in every tile (the driver's carveout, as many blocks as fit), the
+        /// configuration `run` chooses marked, or timed after them where it sets either.
+        fn shape<T: Elem>(
+            g: &Gpu,
+            tuned: &Tuned,
+            (rows, cols, led): (usize, usize, bool),
+            r: usize,
+            rng: &mut Rng,
+            go: &mut dyn FnMut(Result<Timing, GpuError>),
+        ) {
+            let (chosen, from) = tuned.transpose(T::NAME, led);
+            let mark = |t: Result<Timing, GpuError>| {
+                t.map(|mut t| {
+                    t.config = Some(format!("{chosen} chosen ({})", source(from)));
+                    t
+                })
+            };
+            for tile in Tile::ALL {
+                let cfg = TransposeConfig::tile(tile);
+                let t = bench_tile::<T>(g, cfg, (rows, cols), r, rng);
+                go(if cfg == chosen { mark(t) } else { t });
+            }
+            if chosen != TransposeConfig::tile(chosen.tile) {
+                go(mark(bench_tile::<T>(g, chosen, (rows, cols), r, rng)));
+            }
+        }
+        for s in TUNE_TRANSPOSE {
+            shape::<f32>(&g, &tuned, s, r, &mut rng, &mut go);
+            shape::<f16>(&g, &tuned, s, r, &mut rng, &mut go);
+            shape::<bf16>(&g, &tuned, s, r, &mut rng, &mut go);
+        }
+    }
+    if rows.iter().any(|t| t.is_err()) {
+        return ExitCode::FAILURE;
+    }
+    ExitCode::SUCCESS
+}
+
+/// The rank this process was started as by `--process-per-gpu` (its copies of the command) and
+/// the seed to use (the one the first process chose, else `seed`, else a fresh one); or the
+/// exit status of a malformed start.
+pub(super) fn started_as(
+    gpus: usize,
+    seed: Option<u64>,
+) -> Result<(Option<crate::ranks::Rank>, u64), ExitCode> {
+    match crate::ranks::this_rank() {
+        Ok(Some(r)) if r.world == gpus => {
+            let s = r.seed;
+            Ok((Some(r), s))
+        }
+        Ok(Some(r)) => {
+            eprintln!(
+                "tessel: started as rank {} of {}, asked for --gpus {gpus}",
+                r.rank, r.world
+            );
+            Err(ExitCode::from(2))
+        }
+        Ok(None) => Ok((None, seed.unwrap_or_else(Rng::fresh_seed))),
+        Err(why) => {
+            eprintln!("tessel: {why}");
+            Err(ExitCode::from(2))
+        }
+    }
+}
+
+/// GPUs `0..n` for `tessel bench --gpus N` (or this process's one, started as a rank), and the
+/// seed; else the exit status saying why not (on stderr). With `--process-per-gpu`, the first
+/// process starts the others and returns their worst status.
+pub(super) fn open_for_bench(a: &BenchArgs) -> Result<(Devices, u64), ExitCode> {
+    let n = a.gpus as usize;
+    let (rank, seed) = started_as(n, a.on.seed)?;
+    if a.process_per_gpu && rank.is_none() {
+        match crate::ranks::spawn(n, seed) {
+            Ok(code) => return Err(code),
+            Err(why) => println!("one process per GPU not started ({why}): one process"),
+        }
+    }
+    let devs = match &rank {
+        Some(r) => Devices::open_rank(r.rank, r.world, &r.id, built_ptx::PTX),
+        None => Devices::open(n, built_ptx::PTX),
+    };
+    devs.map(|d| (d, seed)).map_err(|e| {
+        eprintln!("tessel bench: {e}");
+        ExitCode::from(if absent(&e) { NO_GPU } else { 1 })
+    })
+}
+
+/// Each GPU's `[m, n, k]` in `tessel bench gemm --gpus N`.
+pub(super) const WEAK_SCALING: [usize; 3] = [8192, 8192, 8192];
+
+/// `tessel bench gemm --gpus N`: the split GEMM's weak scaling, each GPU's work fixed.
+pub(super) fn bench_gemm_split(a: &BenchArgs) -> ExitCode {
+    if a.sizes.len() > 3 || !a.sizes.len().is_multiple_of(3) || a.on.device != 0 {
+        return crate::usage_error(
+            "bench",
+            ErrorKind::WrongNumberOfValues,
+            "bench gemm --gpus N takes one triple M N K (each GPU's work) and runs on GPUs 0..N (no --device)",
+        );
+    }
+    let per_gpu = if a.sizes.is_empty() {
+        WEAK_SCALING
+    } else {
+        [a.sizes[0], a.sizes[1], a.sizes[2]]
+    };
+    let n = a.gpus as usize;
+    let chunks = a.split.chunks.unwrap_or(4) as usize;
+    let sharing = a
+        .comm_sms
+        .map_or(Sharing::PerTile, |s| Sharing::Reserve(i64::from(s)));
+    // NCCL reads its limits when the communicators are made
+    let ctas = match (std::env::var("NCCL_MAX_CTAS"), a.comm_sms) {
+        // (a rank started by --process-per-gpu finds the value its first process set)
+        (Ok(v), Some(s)) if v == s.to_string() => format!("NCCL_MAX_CTAS={s}"),
+        (Ok(v), _) => format!("NCCL_MAX_CTAS={v} (set outside)"),
+        (Err(_), None) => "NCCL's own number of blocks".to_string(),
+        (Err(_), Some(s)) => {
+            std::env::set_var("NCCL_MAX_CTAS", s.to_string());
+            format!("NCCL_MAX_CTAS={s}")
+        }
+    };
+    let (devs, seed) = match open_for_bench(a) {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    let g = &devs.gpus()[0];
+    let [m, nn, k] = per_gpu;
+    println!(
+        "devices: {n} x {} ({}); each GPU's work {m}x{nn}x{k} (bf16 in; bf16 out, f32 for the K \
+         split); one GPU alone against the work split over {n}, collectives included: in one \
+         chunk (GEMMs, then the collective){}, the collectives' tensors in ordinary memory (NCCL's kernels: \
+         {}, {ctas}) and in symmetric windows (NCCL 2.28 gathers between them on the copy \
+         engines: the chunks' GEMMs on every SM); interleaved, median of {} \
+         runs after 3 warm-ups (CUDA events on this process's first GPU); before the timing, \
+         each way's C checked bit-equal to the first way's on every GPU; seed {seed}",
+        g.name(),
+        g.arch(),
+        if chunks > 1 {
+            format!(
+                " and in {chunks} chunks (each chunk's collective beside the next chunk's GEMMs)"
+            )
+        } else {
+            String::new()
+        },
+        match sharing {
+            Sharing::PerTile => "the chunks' GEMMs a cluster per pair of tiles".to_string(),
+            Sharing::Reserve(s) => format!("{s} SMs left to NCCL"),
+            Sharing::All => "every SM".to_string(),
+        },
+        a.reps
+    );
+    println!(
+        "{:<52} {:<36} {:>9} {:>9} {:>7}",
+        "split GEMM", "way", "ms", "TFLOP/s", "eff"
+    );
+    let mut rng = Rng::new(seed);
+    let mut failed = false;
+    for split in splits(a.split.split.unwrap_or(SplitArg::Rows)) {
+        use host::collectives::tp_gemm::bench_weak_scaling as weak;
+        let how = (chunks, sharing);
+        let r = a.reps as usize;
+        // the K split's partial sums in f32, the others into the inputs' type
+        let t = match split {
+            Split::K => weak::<bf16, f32>(&devs, split, per_gpu, how, r, &mut rng),
+            _ => weak::<bf16, bf16>(&devs, split, per_gpu, how, r, &mut rng),
+        };
+        match t {
+            Ok(t) => {
+                let row = |way: &str, ms: f64| {
+                    println!(
+                        "{:<52} {:<36} {:>9.4} {:>9.1} {:>6.1}%",
+                        t.what,
+                        way,
+                        ms,
+                        t.flops / ms / 1e9,
+                        100.0 * t.efficiency(ms)
+                    )
+                };
+                row("1 GPU alone (every SM)", t.one_ms);
+                for (w, ms) in &t.runs {
+                    row(&w.name(), *ms);
+                }
+                if let Some(why) = &t.no_windows {
+                    println!("{}: no runs in windows: {why}", t.what);
+                }
+            }
+            Err(e) => {
+                println!("{}: error: {e}", split.name());
+                failed = true;
+            }
+        }
+    }
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// Each rank's all-reduce buffer in `tessel bench --gpus N`: 2^26 elements (256 MiB of f32),
+/// and 2^20 for the latency end.
+pub(super) const ALL_REDUCE_ELEMS: [usize; 2] = [1 << 20, 1 << 26];
+
+/// `tessel bench --gpus N`: the NCCL all-reduce over GPUs 0..N, each size and type checked, then
+/// timed.
+pub(super) fn bench_all_reduce(a: &BenchArgs) -> ExitCode {
+    if a.kernel != Kernel::All || !a.sizes.is_empty() || a.on.device != 0 {
+        return crate::usage_error(
+            "bench",
+            ErrorKind::ArgumentConflict,
+            "bench --gpus N times the all-reduce over GPUs 0..N: KERNEL, SIZES and --device do not apply",
+        );
+    }
+    let n = a.gpus as usize;
+    let (devs, seed) = match open_for_bench(a) {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    let g = &devs.gpus()[0];
+    println!(
+        "devices: {n} x {} ({}); NCCL all-reduce (sum, in place), each checked against the f64 sum \
+         first; median of {} runs after 5 warm-ups (CUDA events on GPU 0); algbw = bytes / time, \
+         busbw = algbw * 2 (n-1) / n; seed {seed}",
+        g.name(),
+        g.arch(),
+        a.reps
+    );
+    println!(
+        "{:<28} {:>12} {:>9} {:>11} {:>11}   [min .. max ms]",
+        "collective", "bytes", "ms", "algbw GB/s", "busbw GB/s"
+    );
+    let mut rng = Rng::new(seed);
+    let r = a.reps as usize;
+    let mut failed = false;
+    for elems in ALL_REDUCE_ELEMS {
+        for t in [
+            host::collectives::sharded::bench_all_reduce::<f32>(&devs, elems, r, &mut rng),
+            host::collectives::sharded::bench_all_reduce::<bf16>(&devs, elems, r, &mut rng),
+        ] {
+            match t {
+                Ok(t) => println!(
+                    "{:<28} {:>12} {:>9.4} {:>11.1} {:>11.1}   [{:.4} .. {:.4}]",
+                    t.what,
+                    t.bytes,
+                    t.ms,
+                    t.algbw(),
+                    t.busbw(),
+                    t.spread.0,
+                    t.spread.1
+                ),
+                Err(e) => {
+                    println!("error: {e}");
+                    failed = true;
+                }
+            }
+        }
+    }
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// Times the transpose of `rows x cols` elements of `T` in configuration `cfg`.
+pub(super) fn bench_tile<T: Elem>(
+    g: &Gpu,
+    cfg: TransposeConfig,
+    rc: (usize, usize),
+    r: usize,
+    rng: &mut Rng,
+) -> Result<Timing, GpuError> {
+    let k = (cfg.carveout, cfg.resident);
+    match cfg.tile {
+        Tile::Pad => jobs::bench_transpose::<T, Padded<T>>(g, rc, k, r, rng),
+        Tile::Swizzle => jobs::bench_transpose::<T, Swizzled<T>>(g, rc, k, r, rng),
+        Tile::Pairs => jobs::bench_transpose::<T, Paired<T>>(g, rc, k, r, rng),
+        Tile::Quads => jobs::bench_transpose::<T, Quads<T>>(g, rc, k, r, rng),
+    }
+}
