@@ -35,7 +35,7 @@
 //!   `ex2.approx` / `lg2.approx`).
 //! - [`sync`]: barriers (the block's, named ones, the warp's), shuffles, votes and warp
 //!   reductions, on the device and on the simulated GPU alike ([`sim`] on the host).
-//! - [`device`] (`nvptx64` only): indices, typed global loads and stores, `cp.async`, `ldmatrix`
+//! - `device` (`nvptx64` only): indices, typed global loads and stores, `cp.async`, `ldmatrix`
 //!   / `mma.sync`, mbarriers, the copy engine (TMA).
 //! - [`layout_core`], re-exported whole: layouts, tensors, `local_tile`, tiled copies and MMAs,
 //!   identity tensors, swizzles.
@@ -119,7 +119,7 @@ pub mod prelude {
 /// archs' PTX holds; `name in Space => KernelType` runs the kernel in another device space, e.g.
 /// [`smem32::Device32`]): each becomes an
 /// `extern "ptx-kernel"` function `name` (on `nvptx64`) taking the kernel's `Params` with global
-/// memory by value and running its thread in its space ([`device::run_in`]), an [`ctx::Entry`] implementation
+/// memory by value and running its thread in its space (`device::run_in`), an [`ctx::Entry`] implementation
 /// naming it (which the host launcher uses), and a line of `KERNELS`, the crate's registry
 /// (name, parameter bytes), for a crate that iterates over its kernels (tessel's tests and
 /// `run all`). A kernel crate that does not need the list declares each kernel with

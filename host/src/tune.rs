@@ -111,7 +111,7 @@ pub enum CopyConfig {
         /// Blocks resident per multiprocessor, 1 to 8.
         resident: i64,
     },
-    /// `bulk_copy_<T>` (sm_90, [`tessel_gpu::copy::bulk_copy`]): the copy engine, chunks of
+    /// `bulk_copy_<T>` (sm_90, `tessel_gpu::copy::bulk_copy`): the copy engine, chunks of
     /// `chunk` bytes through `stages` shared-memory stages per block, a grid of `per_sm` blocks
     /// per multiprocessor (all resident where their shared memory fits).
     Bulk {
@@ -175,8 +175,8 @@ impl CopyConfig {
 
     /// What the tuner tries on a device whose blocks may have `smem` bytes of shared memory
     /// (`sm90`: whether it has the bulk copy): the default first; the vector copy for each count of
-    /// [`VEC_ATOMS`], grid of [`VEC_GRIDS`] and residency of [`VEC_RESIDENT`]; the bulk copy for each chunk of
-    /// [`BULK_CHUNKS`] and blocks per multiprocessor of [`BULK_PER_SM`], with as many stages as
+    /// [`VEC_ATOMS`], grid of `VEC_GRIDS` and residency of `VEC_RESIDENT`; the bulk copy for each chunk of
+    /// `BULK_CHUNKS` and blocks per multiprocessor of `BULK_PER_SM`, with as many stages as
     /// fit (at most 8, at least 2).
     ///
     /// Post-condition: every bulk candidate's `stages * (chunk + 8)` is at most `smem`.
@@ -414,7 +414,7 @@ impl TransposeConfig {
     }
 
     /// What the tuner tries: every tile of [`Tile::ALL`] with each carveout of
-    /// [`TRANSPOSE_CARVEOUT`] and residency of [`TRANSPOSE_RESIDENT`].
+    /// `TRANSPOSE_CARVEOUT` and residency of `TRANSPOSE_RESIDENT`.
     pub fn candidates() -> Vec<Self> {
         let mut c = vec![];
         for tile in Tile::ALL {

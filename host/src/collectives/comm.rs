@@ -1,6 +1,6 @@
 //! Collectives across the GPUs of one host, over NCCL (cudarc's `nccl`, loaded at run time): one
 //! process drives every GPU of a [`Devices`] set, or one process each ([`Devices::open_rank`]),
-//! their communicators made by `ncclCommInitRankConfig` (tessel's own [`Rank`]s: cudarc's `Comm`
+//! their communicators made by `ncclCommInitRankConfig` (tessel's own `Rank`s: cudarc's `Comm`
 //! takes no configuration); each collective one NCCL group over the ranks this process drives,
 //! on a communication stream of each GPU's own.
 //!

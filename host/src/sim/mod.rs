@@ -1,7 +1,7 @@
 //! The simulated GPU: a kernel's own function ([`Kernel::thread`]) run on the CPU for every
 //! thread of every block, as the device would run it, and checked as it runs.
 //!
-//! Each block's threads are stackful coroutines ([`block`]) on one OS thread; a barrier, a warp
+//! Each block's threads are stackful coroutines (`block`) on one OS thread; a barrier, a warp
 //! shuffle or a vote suspends a thread until every thread it waits for has arrived, and the
 //! result is the PTX ISA's (a warp's butterfly sums add in the device's order, so results are
 //! bit-equal). Global memory is host buffers ([`HostMem`]: bounds, alignment, every write
@@ -13,13 +13,13 @@
 //! The order in which runnable threads resume is drawn from a seed ([`Options::seed`]); the
 //! report names it, and the same seed replays the same schedule.
 //!
-//! mbarriers ([`mbarrier`]) complete their phases on arrivals and transaction bytes as the PTX ISA
+//! mbarriers (`mbarrier`) complete their phases on arrivals and transaction bytes as the PTX ISA
 //! says, and order what their arrivals published before what their waits read.
 //!
-//! `ldmatrix` and `mma.sync` are warp operations ([`tensor_core`]); `setmaxnreg` meets its
+//! `ldmatrix` and `mma.sync` are warp operations (`tensor_core`); `setmaxnreg` meets its
 //! warpgroup.
 //!
-//! The async proxy: the copy engine's tiled loads and stores ([`tma`], through a
+//! The async proxy: the copy engine's tiled loads and stores (`tma`, through a
 //! [`SimTensorMap`]) and `wgmma` (a warpgroup operation whose descriptors are decoded as the PTX
 //! ISA defines them) are operations in flight on shared memory. A load lands only when no thread
 //! can go on (the latest a GPU could land it), as a write of the copy engine (a clock of its own)

@@ -591,7 +591,7 @@ fn race(e: usize, a: Access, did_a: &str, b: Access, did_b: &str) -> ! {
 }
 
 /// The engine of a block's shared memory on the simulated GPU: elements of `U`, every access
-/// bounds-checked, aligned as on the device, and checked by the block's shadow ([`Smem`]).
+/// bounds-checked, aligned as on the device, and checked by the block's shadow (`Smem`).
 #[derive(Debug)]
 pub struct SharedMem<U> {
     data: *mut U,
