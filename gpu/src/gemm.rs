@@ -649,8 +649,10 @@ impl<G: Engine, const N: usize> Fast<G, N> {
     }
 }
 
-/// `x`, which LLVM cannot see through: a k-tile's sources derived from it stay one step per
-/// k-tile plus a loop-invariant step per chunk, not an induction pointer per chunk.
+/// `x`, which LLVM cannot see through (an empty asm), so what is derived from it is computed where
+/// it is used: gemm_sm80's k-tile sources stay one step per k-tile plus a loop-invariant step per
+/// chunk (not an induction pointer per chunk), gemm_sm90's epilogue addresses are not hoisted out
+/// of its tile loop (a pointer per chunk and element, spilled).
 #[inline(always)]
 pub(crate) fn opaque(mut x: i32) -> i32 {
     #[cfg(target_arch = "nvptx64")]

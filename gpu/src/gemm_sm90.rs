@@ -277,8 +277,9 @@ impl<I: GemmIn + Default, O: Real, const BUG: u8> Kernel for GemmSm90<I, O, BUG>
     }
 
     /// Persistent: a cluster per pair of tiles, at most one per two of the `sms` multiprocessors
-    /// (a block fills one). The host's launcher narrows it to the clusters the device holds at
-    /// once (its occupancy query).
+    /// (a block fills one). The host's launcher passes the multiprocessors of the clusters the
+    /// device holds at once (its occupancy query, which a GPC of an odd count of SMs can make
+    /// fewer than half), the simulated GPU two per cluster it is asked for.
     fn geometry<M: Space>(p: &Self::Params<M>, sms: i64, _smem: i64) -> Geometry {
         let [m, n, _] = p.g.mnk().unwrap_or([1, 1, 1]);
         let pairs = tile_pairs([(m + BM - 1) / BM, (n + BN - 1) / BN]);

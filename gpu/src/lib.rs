@@ -58,8 +58,8 @@ macro_rules! unroll16 {
 }
 
 /// `wgmma.mma_async.sync.aligned.m64n256k16.f32.$t.$t` on shared-memory descriptors `a` and `b`,
-/// accumulating into the 128 named `f32` locals (scalars: an array of them would go to local
-/// memory). With a fourth argument `acc` (a `u32`), `acc == 0` overwrites them instead (wgmma's
+/// accumulating into the 128 named `f32` locals (`wgmma_peak`'s; the kernels of the model take
+/// an array from `wgmma::accumulators`, which stays in registers where `[0f32; 128]` did not). With a fourth argument `acc` (a `u32`), `acc == 0` overwrites them instead (wgmma's
 /// scale-d). Every thread of the warpgroup runs it; sm_90a.
 #[allow(unused_macros)]
 macro_rules! wgmma_m64n256k16 {

@@ -260,6 +260,14 @@ const _: () = assert!(
     "launch_rmsnorm covers WARPS"
 );
 
+/// How many elements of `a` have the bits of `b`'s at the same place.
+pub fn same_bits<T: Elem>(a: &[T], b: &[T]) -> usize {
+    a.iter()
+        .zip(b)
+        .filter(|(x, y)| x.bits() == y.bits())
+        .count()
+}
+
 /// A small, fast generator (SplitMix64) for test inputs: seeded, so a failure can be replayed.
 #[derive(Clone, Debug)]
 pub struct Rng(u64);

@@ -74,6 +74,14 @@ impl<I: GemmIn, O: GemmOut + BlasElem> Inputs<I, O> {
             Err(format!("{what}: {chk}"))
         }
     }
+
+    /// A simulated run: its C judged as [`Inputs::judge`] does, or the fault it ended with.
+    pub fn judge_run(&self, what: &str, run: Result<Vec<O>, SimError>) -> Result<String, String> {
+        match run {
+            Ok(c) => self.judge(what, &c),
+            Err(e) => Err(format!("{what}: {e}")),
+        }
+    }
 }
 
 impl<I: GemmIn, O: GemmOut> Inputs<I, O> {
@@ -189,10 +197,7 @@ pub fn check<I: GemmIn + Default, O: GemmOut + BlasElem>(
         I::NAME,
         O::NAME
     );
-    match simulate::<I, O, 0>(x, fill, seed) {
-        Ok(c) => x.judge(&what, &c),
-        Err(e) => Err(format!("{what}: {e}")),
-    }
+    x.judge_run(&what, simulate::<I, O, 0>(x, fill, seed))
 }
 
 #[cfg(test)]

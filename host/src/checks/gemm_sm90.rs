@@ -76,10 +76,7 @@ pub fn check<I: GemmIn + Default, O: GemmOut + BlasElem>(
         I::NAME,
         O::NAME
     );
-    match simulate::<I, O, 0>(x, clusters, seed) {
-        Ok(c) => x.judge(&what, &c),
-        Err(e) => Err(format!("{what}: {e}")),
-    }
+    x.judge_run(&what, simulate::<I, O, 0>(x, clusters, seed))
 }
 
 #[cfg(test)]

@@ -195,7 +195,7 @@ where
         format!("GPU vs the f64 reference ({which}): {chk}"),
     );
     if let Some(sim) = &sim80 {
-        lines.push(format!("{what}: {}", same_bits(&got, sim)));
+        lines.push(format!("{what}: {}", bit_equality(&got, sim)));
     }
     // the stages filled by the copy engine: TMA loads (sm_90), wgmma (sm_90a PTX); rows of a
     // multiple of 16 bytes
@@ -215,7 +215,7 @@ where
                 ),
             );
             if let (MappedGemm::Sm90, Some(sim)) = (kind, &sim90) {
-                lines.push(format!("{what}: gemm_sm90 {}", same_bits(&got, sim)));
+                lines.push(format!("{what}: gemm_sm90 {}", bit_equality(&got, sim)));
             }
         }
     }
@@ -289,12 +289,8 @@ where
 /// tensor cores add each instruction's products in an order (and with an alignment) the PTX ISA
 /// leaves unspecified, which the simulated GPU does not reproduce (it adds them exactly in `f64`
 /// and rounds once per instruction); both are checked against the `f64` reference's bound.
-fn same_bits<O: GemmOut>(gpu: &[O], sim: &[O]) -> String {
-    let same = gpu
-        .iter()
-        .zip(sim)
-        .filter(|(a, b)| a.to_f64().to_bits() == b.to_f64().to_bits())
-        .count();
+fn bit_equality<O: GemmOut>(gpu: &[O], sim: &[O]) -> String {
+    let same = crate::elem::same_bits(gpu, sim);
     format!(
         "GPU vs the simulated GPU: {same} of {} elements bit-equal (not a check: the tensor cores' order of addition within an instruction is unspecified)",
         gpu.len()

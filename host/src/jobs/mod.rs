@@ -433,11 +433,7 @@ pub fn run_rmsnorm<T: RmsElem>(
     };
     let y = rmsnorm_on(g, &x, &w, (rows, cols), eps, cfg)?;
     let err = rel_error(&y, &want);
-    let same = y
-        .iter()
-        .zip(&host.out)
-        .filter(|(a, b)| a.bits() == b.bits())
-        .count();
+    let same = crate::elem::same_bits(&y, &host.out);
     let ok = err <= tol;
     Ok(Verdict {
         skipped: false,

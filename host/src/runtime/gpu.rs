@@ -647,9 +647,6 @@ impl Gpu {
             )));
         }
         let g = gemm_params(a, b, c, alpha, beta)?;
-        let [m, n, _] = g
-            .mnk()
-            .map_err(|why| GpuError::Invalid(format!("{name}: {why}")))?;
         if kind == MappedGemm::Tma {
             use tessel_gpu::tma::GmemTensorMap;
             let p = gemm::GemmMapParams {
@@ -665,29 +662,28 @@ impl Gpu {
             )?;
             return self.launch_entry(&name, geo, p);
         }
-        use tessel_gpu::gemm_sm90::{tile_pairs, GemmSm90, GemmSm90Params, CLUSTER_M};
+        use tessel_gpu::gemm_sm90::{GemmSm90, GemmSm90Params, CLUSTER_M, SMEM_BYTES, THREADS};
         use tessel_gpu::tma::GmemTensorMap;
+        let clusters = self.sm90_clusters();
+        if clusters < 1 {
+            return Err(GpuError::Invalid(format!(
+                "{name}: no cluster of its blocks ({THREADS} threads, {SMEM_BYTES} bytes of shared memory each) fits on this device"
+            )));
+        }
         let p = GemmSm90Params {
             a_map: GmemTensorMap::new(maps.a.ptr()),
             b_map: GmemTensorMap::new(maps.b_half.ptr()),
             c_map: GmemTensorMap::new(maps.c.as_ref().map_or(std::ptr::null(), |m| m.ptr())),
             g,
         };
-        let (p, mut g) = crate::runtime::module::prepare_as::<GemmSm90<I, O>>(
+        // persistent: as many clusters as the device holds at once (its occupancy query), none
+        // idle: the multiprocessors those clusters fill
+        let (p, g) = crate::runtime::module::prepare_as::<GemmSm90<I, O>>(
             &name,
             p,
-            i64::from(self.sms),
+            CLUSTER_M * clusters,
             self.rmsnorm_smem,
         )?;
-        // persistent: as many clusters as the device holds at once, none idle
-        let tiles = [(m + gemm::BM - 1) / gemm::BM, (n + gemm::BN - 1) / gemm::BN];
-        g.grid[0] = CLUSTER_M * tile_pairs(tiles).min(self.sm90_clusters());
-        if g.grid[0] < 1 {
-            return Err(GpuError::Invalid(format!(
-                "{name}: no cluster of its blocks ({} threads, {} bytes of shared memory each) fits on this device",
-                g.threads, g.smem_bytes
-            )));
-        }
         self.launch_entry(&name, g, p)
     }
 
