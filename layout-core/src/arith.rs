@@ -196,6 +196,16 @@ impl Codomain {
 /// basis of its own leaf of the codomain (shaped as `shape`), so that `L(c) == c`.
 ///
 /// Post-condition: `decode(L(c)) == flatten(c)` for every natural coordinate `c` of `shape`.
+///
+/// # Example
+/// Seed 002's identity layout of shape `(14,1024)`: the coordinate `(2,15)` maps to itself:
+/// ```
+/// use layout_core::*;
+/// let (l, cod) = make_identity_layout(&IntTuple::parse("(14,1024)").unwrap()).unwrap();
+/// let x = l.crd2idx(&IntTuple::parse("(2,15)").unwrap()).unwrap();
+/// assert_eq!(cod.decode(x)[..2], [2, 15]);
+/// assert_eq!((l.stride().leaves()[0], l.stride().leaves()[1]), (cod.basis(0), cod.basis(1)));
+/// ```
 pub const fn make_identity_layout(shape: &IntTuple) -> Result<(Layout, Codomain)> {
     tri!(shape.check_shape());
     let cod = tri!(Codomain::new(shape));

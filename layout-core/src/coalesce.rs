@@ -49,6 +49,19 @@ pub(crate) const fn coalesce_flat(s: &mut [i64], d: &mut [i64], n: usize) -> usi
 /// - `size(R) == size(L)`
 /// - `depth(R) <= 1`
 /// - `R(i) == L(i)` for all `0 <= i < size(L)`
+///
+/// # Example
+/// Seed 003's coalesce example, its four two-mode cases, and seed 000's `(M,N):(1,M)`:
+/// ```
+/// use layout_core::*;
+/// let c = |s: &str| coalesce(&Layout::parse(s).unwrap()).unwrap().to_string();
+/// assert_eq!(c("(2,(1,6)):(1,(6,2))"), "12:1");
+/// assert_eq!(c("(5,1):(3,7)"), "5:3");
+/// assert_eq!(c("(1,5):(3,7)"), "5:7");
+/// assert_eq!(c("(5,4):(3,15)"), "20:3");
+/// assert_eq!(c("(5,4):(3,7)"), "(5,4):(3,7)");
+/// assert_eq!(c("(4,6):(1,4)"), "24:1");
+/// ```
 pub const fn coalesce(l: &Layout) -> Result<Layout> {
     let (mut s, mut d) = ([0i64; MAX_LEAVES], [0i64; MAX_LEAVES]);
     let n = l.leaves_into(&mut s, &mut d);
@@ -61,6 +74,19 @@ pub const fn coalesce(l: &Layout) -> Result<Layout> {
 ///
 /// Post-conditions: `rank(R) == rank(L)` when `profile` is a tuple, each mode `i < rank(profile)`
 /// is `coalesce(mode i of L, profile_i)`, and `R(c) == L(c)` for every 1-D coordinate.
+///
+/// # Example
+/// Seed 003's by-mode coalesce (profile `(1,1)`), and seed 000's `((M,N),K,L)` with
+/// `M,N,K,L = 2,3,4,5` (profile `(1,1,1)`):
+/// ```
+/// use layout_core::*;
+/// let a = Layout::parse("(2,(1,6)):(1,(6,2))").unwrap();
+/// let r = coalesce_profile(&a, &IntTuple::parse("(1,1)").unwrap()).unwrap();
+/// assert_eq!(r.to_string(), "(2,6):(1,2)");
+/// let b = Layout::parse("((2,3),4,5):((1,2),6,24)").unwrap();
+/// let r = coalesce_profile(&b, &IntTuple::parse("(1,1,1)").unwrap()).unwrap();
+/// assert_eq!(r.to_string(), "(6,4,5):(1,6,24)");
+/// ```
 pub const fn coalesce_profile(l: &Layout, profile: &IntTuple) -> Result<Layout> {
     by_mode(l, profile, false)
 }

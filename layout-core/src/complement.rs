@@ -21,6 +21,19 @@ use crate::tri;
 /// - `cosize(R) >= round_up(M, cosize(A))` (when `A` is compact; `R` repeats `A`'s extent)
 /// - `R(i-1) < R(i)` for `1 <= i < size(R)` (ordered)
 /// - `R(i) != A(j)` for `1 <= i < size(R)`, `0 <= j < size(A)` (disjoint images)
+///
+/// # Example
+/// Seed 003's six complements with cotarget 24, the fourth computed at compile time:
+/// ```
+/// use layout_core::*;
+/// const C: Layout = const_ok!(complement(&const_ok!(Layout::parse("4:2")), 24));
+/// assert_eq!(C.to_string(), "(2,3):(1,8)");
+/// for (a, want) in [("4:1", "6:4"), ("6:4", "4:1"), ("(4,6):(1,4)", "1:0"),
+///                   ("(2,4):(1,6)", "3:2"), ("(2,2):(1,6)", "(3,2):(2,12)")] {
+///     let r = complement(&Layout::parse(a).unwrap(), 24).unwrap();
+///     assert_eq!(r.to_string(), want);
+/// }
+/// ```
 pub const fn complement(a: &Layout, cotarget: i64) -> Result<Layout> {
     let mut out = Err(LayoutError::Capacity);
     complement_at(a, cotarget, &mut out);

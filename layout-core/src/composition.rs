@@ -36,6 +36,22 @@ use crate::tri;
 /// - `R(i) == A(B(i))` for all `0 <= i < size(B)` when `B` is injective or integral; past its
 ///   domain `A` is evaluated by its own formula ([`Layout::call`]: the last leaf takes what
 ///   remains, also when it has size 1), as CuTe C++ extends it
+///
+/// # Example
+/// Seed 003's worked composition `(6,2):(8,2) o (4,3):(3,1)` with its table of `R(i)`, and its
+/// composition examples 1 and 2:
+/// ```
+/// use layout_core::*;
+/// let l = |s: &str| Layout::parse(s).unwrap();
+/// let r = composition(&l("(6,2):(8,2)"), &l("(4,3):(3,1)")).unwrap();
+/// assert_eq!(r.to_string(), "((2,2),3):((24,2),8)");
+/// let table = [0, 24, 2, 26, 8, 32, 10, 34, 16, 40, 18, 42];
+/// assert!((0..12).all(|i| r.call(i) == table[i as usize]));
+/// let r1 = composition(&l("20:2"), &l("(5,4):(4,1)")).unwrap();
+/// assert_eq!(r1.to_string(), "(5,4):(8,2)");
+/// let r2 = composition(&l("(10,2):(16,4)"), &l("(5,4):(1,5)")).unwrap();
+/// assert_eq!(r2.to_string(), "(5,(2,2)):(16,(80,4))");
+/// ```
 pub const fn composition(a: &Layout, b: &Layout) -> Result<Layout> {
     let mut out = Err(LayoutError::Capacity);
     composition_at(a, b, &mut out);
@@ -136,6 +152,17 @@ const fn surely_not_injective(l: &Layout) -> bool {
 ///
 /// Post-conditions: `rank(R) == rank(A)` for a by-mode tiler; mode `i` of `R` is
 /// `composition(mode i of A, B_i)`.
+///
+/// # Example
+/// Seed 003's by-mode composition with the tiler `<3:4, 8:2>`, and with the shape `(3,8)`:
+/// ```
+/// use layout_core::*;
+/// let a = Layout::parse("(12,(4,8)):(59,(13,1))").unwrap();
+/// let r = composition_tiler(&a, &Tiler::parse("<3:4,8:2>").unwrap()).unwrap();
+/// assert_eq!(r.to_string(), "(3,(2,4)):(236,(26,1))");
+/// let r = composition_tiler(&a, &Tiler::parse("(3,8)").unwrap()).unwrap();
+/// assert_eq!(r.to_string(), "(3,(4,2)):(59,(13,1))");
+/// ```
 pub const fn composition_tiler(a: &Layout, t: &Tiler) -> Result<Layout> {
     by_mode(a, t, Splitter::Compose)
 }

@@ -504,6 +504,18 @@ impl IntTuple {
     /// `s' = ceil(s / d)`, `d' = ceil(d / s)`. E.g. `(3,6,2,8) / 9 => (1,2,2,8)`.
     ///
     /// Admissible when `s % d == 0 || d % s == 0` at each leaf (stride divisibility condition).
+    ///
+    /// # Example
+    /// Seed 003's shape divisions:
+    /// ```
+    /// use layout_core::*;
+    /// let d = |s: &str, n| IntTuple::parse(s).unwrap().shape_div(n).unwrap().to_string();
+    /// assert_eq!(d("(6,2)", 2), "(3,2)");
+    /// assert_eq!(d("(6,2)", 12), "(1,1)");
+    /// assert_eq!(d("(3,6,2,8)", 6), "(1,3,2,8)");
+    /// assert_eq!(d("(42,16,3)", 6), "(7,16,3)");
+    /// assert!(IntTuple::parse("(6,2)").unwrap().shape_div(4).is_err());
+    /// ```
     pub const fn shape_div(&self, d: i64) -> Result<Self> {
         let mut v = [0i64; MAX_LEAVES];
         let mut d = d;
@@ -532,6 +544,18 @@ impl IntTuple {
     /// `s' = min(s, m)`, `m' = ceil(m / s)`. E.g. `(3,6,2,8) % 6 => (3,2,1,1)`.
     ///
     /// Admissible when `s % m == 0 || m % s == 0` at each leaf (shape divisibility condition).
+    ///
+    /// # Example
+    /// Seed 003's shape modulos:
+    /// ```
+    /// use layout_core::*;
+    /// let m = |s: &str, n| IntTuple::parse(s).unwrap().shape_mod(n).unwrap().to_string();
+    /// assert_eq!(m("(6,2)", 3), "(3,1)");
+    /// assert_eq!(m("(6,2)", 12), "(6,2)");
+    /// assert_eq!(m("(3,6,2,8)", 9), "(3,3,1,1)");
+    /// assert_eq!(m("(1,2,2,8)", 16), "(1,2,2,4)");
+    /// assert!(IntTuple::parse("(6,2)").unwrap().shape_mod(4).is_err());
+    /// ```
     pub const fn shape_mod(&self, m: i64) -> Result<Self> {
         let mut v = [0i64; MAX_LEAVES];
         let mut m = m;

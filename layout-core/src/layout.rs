@@ -67,6 +67,15 @@ impl Layout {
 
     /// `make_layout(shape)`: the compact column-major layout (LayoutLeft), strides the exclusive
     /// prefix products of the flattened shape.
+    ///
+    /// # Example
+    /// Seed 000's default (LayoutLeft) strides `(1, M, M*N)`, for `(3,4,5)` and its `(4,2)`:
+    /// ```
+    /// use layout_core::*;
+    /// let c = |s: &str| Layout::col_major(IntTuple::parse(s).unwrap()).unwrap().to_string();
+    /// assert_eq!(c("(3,4,5)"), "(3,4,5):(1,3,12)");
+    /// assert_eq!(c("(4,2)"), "(4,2):(1,4)");
+    /// ```
     pub const fn col_major(shape: IntTuple) -> Result<Self> {
         tri!(shape.check_shape());
         let s = shape.leaves();
@@ -85,6 +94,15 @@ impl Layout {
     }
 
     /// `make_layout(shape, LayoutRight{})`: the compact row-major layout.
+    ///
+    /// # Example
+    /// Seed 000's LayoutRight strides `(N*K, K, 1)`, for `(3,4,5)` and its row-major 4x2 matrix:
+    /// ```
+    /// use layout_core::*;
+    /// let r = |s: &str| Layout::row_major(IntTuple::parse(s).unwrap()).unwrap().to_string();
+    /// assert_eq!(r("(3,4,5)"), "(3,4,5):(20,5,1)");
+    /// assert_eq!(r("(4,2)"), "(4,2):(2,1)");
+    /// ```
     pub const fn row_major(shape: IntTuple) -> Result<Self> {
         tri!(shape.check_shape());
         let s = shape.leaves();
@@ -214,11 +232,32 @@ impl Layout {
         self.shape.depth()
     }
     /// Size of the domain: the product of the shape.
+    ///
+    /// # Example
+    /// Seed 000's size of a layout and of its mode 1, and of its hierarchical 4x2 layout:
+    /// ```
+    /// use layout_core::*;
+    /// let a = Layout::parse("(4,6):(6,1)").unwrap();
+    /// assert_eq!(a.size(), 24);
+    /// assert_eq!(a.get(1).unwrap().size(), 6);
+    /// assert_eq!(Layout::parse("((2,2),2):((4,1),2)").unwrap().size(), 8);
+    /// ```
     pub const fn size(&self) -> i64 {
         product_of(self.shape.leaves())
     }
     /// Size of the codomain: `L(size(L) - 1) + 1`, one past the largest index for non-negative
     /// strides.
+    ///
+    /// # Example
+    /// Seed 000's cosize of a layout and of its mode 1; seed 003's `(4,(2,3)):(2,(1,8))`, of
+    /// cosize 24:
+    /// ```
+    /// use layout_core::*;
+    /// let a = Layout::parse("(4,6):(6,1)").unwrap();
+    /// assert_eq!(a.cosize(), 24);
+    /// assert_eq!(a.get(1).unwrap().cosize(), 6);
+    /// assert_eq!(Layout::parse("(4,(2,3)):(2,(1,8))").unwrap().cosize(), 24);
+    /// ```
     pub const fn cosize(&self) -> i64 {
         // L(size - 1) is the natural coordinate (s_0 - 1, s_1 - 1, ...): no division needed
         let s = self.shape.leaves();
@@ -475,6 +514,19 @@ impl Layout {
     }
 
     /// `L(c)` for a coordinate congruent with, or coarser than, the shape (`crd2idx`).
+    ///
+    /// # Example
+    /// Seed 000's row-major 4x2 matrix, `A(m,n) = m*2 + n`, also by the 1-D coordinate `m + n*4`;
+    /// and its hierarchical `((2,2),2):((4,1),2)`, `A((m,n),k) = m*4 + n + k*2`:
+    /// ```
+    /// use layout_core::*;
+    /// let a = Layout::parse("(4,2):(2,1)").unwrap();
+    /// let c = |s: &str| IntTuple::parse(s).unwrap();
+    /// assert_eq!(a.crd2idx(&c("(3,1)")).unwrap(), 3 * 2 + 1);
+    /// assert_eq!(a.crd2idx(&c("7")).unwrap(), 3 * 2 + 1); // 7 = 3 + 1*4
+    /// let h = Layout::parse("((2,2),2):((4,1),2)").unwrap();
+    /// assert_eq!(h.crd2idx(&c("((1,1),1)")).unwrap(), 4 + 1 + 2);
+    /// ```
     pub const fn crd2idx(&self, c: &IntTuple) -> Result<i64> {
         let nat = tri!(natural_coord(&self.shape, c, false));
         let mut r: i64 = 0;
@@ -496,6 +548,17 @@ impl Layout {
     /// The natural coordinate (congruent with the shape) of the 1-D coordinate `i` (`idx2crd`),
     /// for `0 <= i < size(L)` (outside it the last leaf takes what remains); the checked form,
     /// which also takes tuple coordinates, is [`IntTuple::idx2crd`] on the shape.
+    ///
+    /// # Example
+    /// Seed 000's row-major 4x2 matrix: the 1-D coordinate `m + n*4` is the natural `(m,n)`:
+    /// ```
+    /// use layout_core::*;
+    /// let a = Layout::parse("(4,2):(2,1)").unwrap();
+    /// assert_eq!(a.idx2crd(7).to_string(), "(3,1)"); // 7 = 3 + 1*4
+    /// assert_eq!(a.crd2idx(&a.idx2crd(7)).unwrap(), a.call(7));
+    /// let h = Layout::parse("((2,2),2):((4,1),2)").unwrap();
+    /// assert_eq!(h.idx2crd(7).to_string(), "((1,1),1)");
+    /// ```
     pub const fn idx2crd(&self, i: i64) -> IntTuple {
         let s = self.shape.leaves();
         let mut c = [0i64; MAX_LEAVES];

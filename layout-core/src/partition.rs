@@ -75,12 +75,38 @@ pub const fn outer_partition(l: &Layout, tiler: &Tiler, c: &IntTuple) -> Result<
 
 /// `local_tile(L, tile_shape, c)`: the tile of shape `tile_shape` at tile coordinate `c`
 /// (`inner_partition` by the shape).
+///
+/// # Example
+/// Seed 004's `local_tile` examples on row-major tensors (the offset is where the tile starts):
+/// tile `(1,1)` of a 4x6, tile `(1,2)` of a 4x6x8, and every tile of block row 0 (`(0,_)`):
+/// ```
+/// use layout_core::*;
+/// let l = |s: &str| Layout::parse(s).unwrap();
+/// let t = |s: &str| IntTuple::parse(s).unwrap();
+/// let (r, off) = local_tile(&l("(4,6):(6,1)"), &t("(2,2)"), &t("(1,1)")).unwrap();
+/// assert_eq!((r.to_string(), off), ("(2,2):(6,1)".into(), 14));
+/// let (r, off) = local_tile(&l("(4,6,8):(48,8,1)"), &t("(2,2)"), &t("(1,2)")).unwrap();
+/// assert_eq!((r.to_string(), off), ("(2,2,8):(48,8,1)".into(), 128));
+/// let (r, off) = local_tile(&l("(4,6):(6,1)"), &t("(2,2)"), &t("(0,_)")).unwrap();
+/// assert_eq!((r.to_string(), off), ("(2,2,3):(6,1,2)".into(), 0));
+/// ```
 pub const fn local_tile(l: &Layout, tile: &IntTuple, c: &IntTuple) -> Result<(Layout, i64)> {
     inner_partition(l, &tri!(Tiler::shape(tile)), c)
 }
 
 /// `local_tile(L, tile_shape, c, proj)`: the modes where `proj` is `X` are left out of the tile
 /// shape and of the coordinate first (`dice(proj, ·)`).
+///
+/// # Example
+/// Seed 004's `Step<_1,X,_1>` example: the `(M,K)` tensor `(4,8):(8,1)` cut by the `(2,2,4)`
+/// tiler at `(0,0,_)`, the `N` mode left out:
+/// ```
+/// use layout_core::*;
+/// let t = |s: &str| IntTuple::parse(s).unwrap();
+/// let a = Layout::parse("(4,8):(8,1)").unwrap();
+/// let (r, off) = local_tile_proj(&a, &t("(2,2,4)"), &t("(0,0,_)"), &t("(1,X,1)")).unwrap();
+/// assert_eq!((r.to_string(), off), ("(2,4,2):(8,1,4)".into(), 0));
+/// ```
 pub const fn local_tile_proj(
     l: &Layout,
     tile: &IntTuple,
@@ -95,6 +121,16 @@ pub const fn local_tile_proj(
 ///
 /// Post-condition: over all `i < size(thr)` the results are disjoint and together cover `L`'s
 /// elements of the tiled region exactly once.
+///
+/// # Example
+/// Seed 004's `local_partition` example: thread 1 of the `(4,2)` thread layout over the
+/// column-major 8x6 tensor:
+/// ```
+/// use layout_core::*;
+/// let l = |s: &str| Layout::parse(s).unwrap();
+/// let (r, off) = local_partition(&l("(8,6):(1,8)"), &l("(4,2):(1,4)"), 1).unwrap();
+/// assert_eq!((r.to_string(), off), ("(2,3):(4,16)".into(), 1));
+/// ```
 pub const fn local_partition(l: &Layout, thr: &Layout, i: i64) -> Result<(Layout, i64)> {
     if i < 0 || i >= thr.size() {
         return Err(LayoutError::IndexOutOfRange {
@@ -107,6 +143,17 @@ pub const fn local_partition(l: &Layout, thr: &Layout, i: i64) -> Result<(Layout
 }
 
 /// `local_partition(L, thr, i, proj)`: the thread layout diced by `proj` first.
+///
+/// # Example
+/// Seed 004's `local_partition` with `Step<_1,X>`: thread 1 over the 8x6 tensor, the `K` mode
+/// kept whole:
+/// ```
+/// use layout_core::*;
+/// let l = |s: &str| Layout::parse(s).unwrap();
+/// let proj = IntTuple::parse("(1,X)").unwrap();
+/// let (r, off) = local_partition_proj(&l("(8,6):(1,8)"), &l("(4,2):(1,4)"), 1, &proj).unwrap();
+/// assert_eq!((r.to_string(), off), ("(2,6):(4,8)".into(), 1));
+/// ```
 pub const fn local_partition_proj(
     l: &Layout,
     thr: &Layout,

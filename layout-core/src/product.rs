@@ -26,6 +26,19 @@ use crate::tri;
 /// - `compatible(A, layout<0>(R))` (mode 0 is `A` itself)
 /// - `compatible(B, layout<1>(R))` (mode 1 has `B`'s size and mode sizes)
 /// - for injective `A` and `B`, `R` is injective (replicas never overlap)
+///
+/// # Example
+/// Seed 003's 1-D logical product of `(2,2):(4,1)` by `6:1` (equal to its 1-D logical divide),
+/// and by `(4,2):(2,1)` (8 tiles):
+/// ```
+/// use layout_core::*;
+/// let l = |s: &str| Layout::parse(s).unwrap();
+/// let r = logical_product(&l("(2,2):(4,1)"), &l("6:1")).unwrap();
+/// assert_eq!(r.to_string(), "((2,2),(2,3)):((4,1),(2,8))");
+/// assert_eq!(r, logical_divide(&l("(4,2,3):(2,1,8)"), &l("4:2")).unwrap());
+/// let r8 = logical_product(&l("(2,2):(4,1)"), &l("(4,2):(2,1)")).unwrap();
+/// assert_eq!(r8.get(1).unwrap().size(), 8);
+/// ```
 pub const fn logical_product(a: &Layout, b: &Layout) -> Result<Layout> {
     let mut out = Err(LayoutError::Capacity);
     product_at(a, b, &mut out);
@@ -58,6 +71,15 @@ pub(crate) const fn product_into(a: &Layout, sp: Span, b: &Layout, r: &mut Layou
 ///
 /// Post-conditions: `rank(R) == rank(A)` for a by-mode tiler; mode `i` of `R` is
 /// `logical_product(mode i of A, B_i)`.
+///
+/// # Example
+/// Seed 003's 2-D by-mode product: the 2x5 row-major block `(2,5):(5,1)` by `<3:5, 4:6>`:
+/// ```
+/// use layout_core::*;
+/// let a = Layout::parse("(2,5):(5,1)").unwrap();
+/// let r = logical_product_tiler(&a, &Tiler::parse("<3:5,4:6>").unwrap()).unwrap();
+/// assert_eq!(r.to_string(), "((2,3),(5,4)):((5,10),(1,30))");
+/// ```
 pub const fn logical_product_tiler(a: &Layout, t: &Tiler) -> Result<Layout> {
     by_mode(a, t, Splitter::Product)
 }
@@ -66,16 +88,43 @@ pub const fn logical_product_tiler(a: &Layout, t: &Tiler) -> Result<Layout> {
 ///
 /// Post-conditions: `rank(R) == 2`; mode 0 holds `A`'s modes (by-mode: `A_i` for `i < rank(B)`);
 /// the same image as `logical_product_tiler(A, B)`.
+///
+/// # Example
+/// Seed 003's 2-D by-mode product example in the `zipped_product` arrangement of its table:
+/// ```
+/// use layout_core::*;
+/// let a = Layout::parse("(2,5):(5,1)").unwrap();
+/// let r = zipped_product(&a, &Tiler::parse("<3:5,4:6>").unwrap()).unwrap();
+/// assert_eq!(r.to_string(), "((2,5),(3,4)):((5,1),(10,30))");
+/// ```
 pub const fn zipped_product(a: &Layout, t: &Tiler) -> Result<Layout> {
     hier_unzip(a, t, Splitter::Product)
 }
 
 /// `tiled_product(A, B)`: `((M,N,...), TileM, TileN, ..., L, ...)`.
+///
+/// # Example
+/// Seed 003's 2-D by-mode product example in the `tiled_product` arrangement of its table:
+/// ```
+/// use layout_core::*;
+/// let a = Layout::parse("(2,5):(5,1)").unwrap();
+/// let r = tiled_product(&a, &Tiler::parse("<3:5,4:6>").unwrap()).unwrap();
+/// assert_eq!(r.to_string(), "((2,5),3,4):((5,1),10,30)");
+/// ```
 pub const fn tiled_product(a: &Layout, t: &Tiler) -> Result<Layout> {
     tiled_modes(&tri!(zipped_product(a, t)))
 }
 
 /// `flat_product(A, B)`: `(M, N, ..., TileM, TileN, ..., L, ...)`.
+///
+/// # Example
+/// Seed 003's 2-D by-mode product example in the `flat_product` arrangement of its table:
+/// ```
+/// use layout_core::*;
+/// let a = Layout::parse("(2,5):(5,1)").unwrap();
+/// let r = flat_product(&a, &Tiler::parse("<3:5,4:6>").unwrap()).unwrap();
+/// assert_eq!(r.to_string(), "(2,5,3,4):(5,1,10,30)");
+/// ```
 pub const fn flat_product(a: &Layout, t: &Tiler) -> Result<Layout> {
     flat_modes(&tri!(zipped_product(a, t)))
 }
@@ -90,6 +139,23 @@ pub const fn flat_product(a: &Layout, t: &Tiler) -> Result<Layout> {
 /// - `size(mode i of R) == size(A_i) * size(B_i)`
 /// - mode `i` of `R` is `(A_i, T_i)` where `T` is mode 1 of `logical_product(A, B)` (padded): the
 ///   same elements as the logical product, regrouped")
+///
+/// # Example
+/// Seed 000's blocked product with `M0, M1, N0, N1 = 2, 2, 2, 3` (the element at
+/// `((0,1),(1,1))`, i.e. `(2,3)`, is `storage[18]`), then coalesced by mode; and seed 003's 2x5
+/// row-major block in a 3x4 column-major arrangement:
+/// ```
+/// use layout_core::*;
+/// let l = |s: &str| Layout::parse(s).unwrap();
+/// let t = |s: &str| IntTuple::parse(s).unwrap();
+/// let r = blocked_product(&l("(2,2):(1,2)"), &l("(2,3):(3,1)")).unwrap();
+/// assert_eq!(r.to_string(), "((2,2),(2,3)):((1,12),(2,4))");
+/// assert_eq!(r.crd2idx(&t("((0,1),(1,1))")).unwrap(), 18);
+/// assert_eq!(r.crd2idx(&t("(2,3)")).unwrap(), 18);
+/// assert_eq!(coalesce_profile(&r, &t("(1,1)")).unwrap().to_string(), "((2,2),6):((1,12),2)");
+/// let r = blocked_product(&l("(2,5):(5,1)"), &l("(3,4):(1,3)")).unwrap();
+/// assert_eq!(r.to_string(), "((2,3),(5,4)):((5,10),(1,30))");
+/// ```
 pub const fn blocked_product(a: &Layout, b: &Layout) -> Result<Layout> {
     zip_product(a, b, false)
 }
@@ -98,6 +164,15 @@ pub const fn blocked_product(a: &Layout, b: &Layout) -> Result<Layout> {
 /// `B` are interleaved ("raked", a cyclic distribution) inside each block position.
 ///
 /// Post-conditions: as [`blocked_product`], with the roles in each mode swapped.
+///
+/// # Example
+/// Seed 003's raked product of the 2x5 row-major block and the 3x4 column-major arrangement:
+/// ```
+/// use layout_core::*;
+/// let l = |s: &str| Layout::parse(s).unwrap();
+/// let r = raked_product(&l("(2,5):(5,1)"), &l("(3,4):(1,3)")).unwrap();
+/// assert_eq!(r.to_string(), "((3,2),(4,5)):((10,5),(30,1))");
+/// ```
 pub const fn raked_product(a: &Layout, b: &Layout) -> Result<Layout> {
     zip_product(a, b, true)
 }

@@ -147,6 +147,20 @@ pub const fn counting(l: Layout) -> Tensor<Counting> {
 
 /// `make_identity_tensor(shape)`: `(0,..) o shape:(1@0,1@1,..)`, whose value at each coordinate
 /// is the coordinate itself (an ArithTuple).
+///
+/// # Example
+/// Seed 002's identity tensor of the 14x1024 tensor: its value at `(2,15)` is `(2,15)`, and
+/// block 3's `(4,1024)` tile starts at `(12,0)`:
+/// ```
+/// use layout_core::*;
+/// let t = |s: &str| IntTuple::parse(s).unwrap();
+/// let id = make_identity_tensor(&t("(14,1024)")).unwrap();
+/// assert_eq!(id.to_string(), "(0,0) o (14,1024):(1@0,1@1)");
+/// let cod = id.engine().codomain.unwrap();
+/// assert_eq!(cod.decode(id.value_at(&t("(2,15)")).unwrap())[..2], [2, 15]);
+/// let tile = id.local_tile(&t("(4,1024)"), &t("(3,0)")).unwrap();
+/// assert_eq!(tile.to_string(), "(12,0) o (4,1024):(1@0,1@1)");
+/// ```
 pub const fn make_identity_tensor(shape: &IntTuple) -> Result<Tensor<Counting>> {
     match make_identity_layout(shape) {
         Ok((layout, c)) => Ok(Tensor {
