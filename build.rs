@@ -14,10 +14,13 @@
 //!   writes a linker that does nothing and builds with it. The entries' `.maxntid` and
 //!   `.reqnctapercluster`, which `gpu/`'s `ptx_directives!` declares as globals, are written into
 //!   their headers.
-//! - Cached: the nested build has its own target directory per arch (`gpu/target/<arch>`), so
+//! - Where: tessel-gpu's directory comes from its build script (`DEP_TESSEL_GPU_ROOT`: `gpu/` in a
+//!   checkout, the registry's copy of the crate otherwise).
+//! - Cached: the nested build has its own target directory per arch (`gpu/target/<arch>`; in
+//!   `OUT_DIR` when the sources are a registry's copy), so
 //!   `core` is built once; this script reruns only when a source the PTX was built from changes
 //!   (`gpu/`'s, layout-core's: the nested build's dep-info lists them), their `Cargo.toml`,
-//!   `gpu/Cargo.lock`, or one of the variables here.
+//!   the workspace's `Cargo.lock`, or one of the variables here.
 //! - Without the `gpu` feature (`--no-default-features`: the calculator alone) it does nothing.
 //! - `TESSEL_NO_PTX=1` builds without PTX (the CPU parts work; GPU commands say what is missing).
 
@@ -26,9 +29,28 @@ fn main() {}
 
 #[cfg(feature = "gpu")]
 fn main() {
-    tessel_build::Builder::new("gpu")
+    use std::path::PathBuf;
+    // tessel-gpu's directory, from its build script (`links`): `gpu/` in a checkout, the
+    // registry's copy of the crate otherwise
+    let var = |k: &str| std::env::var(k).map(PathBuf::from);
+    let (Ok(gpu), Ok(here), Ok(out)) = (
+        var("DEP_TESSEL_GPU_ROOT"),
+        var("CARGO_MANIFEST_DIR"),
+        var("OUT_DIR"),
+    ) else {
+        eprintln!("error: tessel's build.rs runs under cargo, with tessel-gpu a dependency");
+        std::process::exit(1);
+    };
+    // the nested builds' target directories: beside the sources in a checkout (kept by `cargo
+    // clean` of the workspace), in OUT_DIR for a registry's copy (read-only)
+    let target = if gpu.starts_with(&here) {
+        gpu.join("target")
+    } else {
+        out.join("ptx")
+    };
+    tessel_build::Builder::new(gpu)
         .name("tessel")
         .default_archs(["sm_90", "sm_90a"])
-        .target_dir("gpu/target")
+        .target_dir(target)
         .build_or_exit();
 }

@@ -33,6 +33,7 @@
 //! `retile(X, fragment)` a register fragment (e.g. `partition_fragment_A(...)`) in the copy's
 //! value order.
 
+#![warn(missing_docs)]
 pub mod analyze;
 mod ops;
 mod parse;

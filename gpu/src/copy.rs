@@ -171,7 +171,7 @@ impl<T: Copy, const A: i64> Kernel for VecCopy<T, A> {
     }
 }
 
-/// Threads per block of the bulk copy ([`bulk_copy`]): one warp; its first thread drives the copy
+/// Threads per block of the bulk copy (`bulk_copy`): one warp; its first thread drives the copy
 /// engine, and all of them copy the vector's ragged end.
 pub const BULK_THREADS: i64 = 32;
 

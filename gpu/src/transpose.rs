@@ -22,7 +22,7 @@
 //! tells): each output row's 64-element window is shifted back to the sector boundary below it,
 //! so that no warp's store starts mid-sector. The block stages a sector's worth of input rows
 //! more ([`Transpose::LEAD`]) and writes row `j`'s window from where it starts
-//! ([`Transpose::aligned_rows_out`]). It takes the ragged transpose from 72% to 79% of a copy on
+//! (`Transpose::aligned_rows_out`). It takes the ragged transpose from 72% to 79% of a copy on
 //! the H100 (`docs/perf.md`: partial sectors were only part of what unaligned rows cost). Either
 //! kernel is correct for any strides; the host launches the led one where [`led`] says, so the
 //! other keeps the short body of the aligned case. The pairs' led kernel
@@ -178,7 +178,7 @@ impl<T: Copy + Default, S: SmemTile<T>, const LED: bool> Transpose<T, S, LED> {
     /// Elements per [`STORE_ALIGN`] bytes: a sector.
     pub const ALIGN: i64 = STORE_ALIGN / core::mem::size_of::<T>() as i64;
     /// Input rows above its tile that a block stages when the output's rows are not
-    /// aligned ([`Transpose::aligned_rows_out`]): `STORE_ALIGN` bytes' worth.
+    /// aligned (`Transpose::aligned_rows_out`): `STORE_ALIGN` bytes' worth.
     pub const LEAD: i64 = Self::ALIGN;
     /// The shared tile with the [`LEAD`](Transpose::LEAD) rows above it: `(LEAD + 64, 64)` with
     /// the tile's strides; row `r` holds input row `64 by - LEAD + r`.
@@ -411,7 +411,7 @@ impl<T: Copy + Default, S: SmemTile<T>, const LED: bool> Kernel for Transpose<T,
     }
 
     /// The input tile into the shared tile; after the barrier, the output tile from the shared
-    /// tile (led: [`Transpose::led_rows_in`], [`Transpose::aligned_rows_out`]).
+    /// tile (led: `Transpose::led_rows_in`, `Transpose::aligned_rows_out`).
     #[inline(always)]
     unsafe fn thread<M: Space>(p: &Self::Params<M>, c: &Ctx<M::Shared<Self::Shared>>) {
         let smem = |l| FlatTensor::new(S::engine(c.smem), l);
@@ -442,21 +442,21 @@ impl<T: Copy + Default, S: SmemTile<T>, const LED: bool> Kernel for Transpose<T,
 /// `64 by - s_j ..` from the sector it starts at; here both halves move pairs, one access of twice
 /// the element's width.
 ///
-/// - Before the barrier, [`TransposePairsLed::pair_rows_in`] reads each staged input row `r` as the
+/// - Before the barrier, `TransposePairsLed::pair_rows_in` reads each staged input row `r` as the
 ///   32 pairs from the pair boundary at or below its column `64 bx` (`a_r` elements below, 0 or 1),
-///   and a 33rd where `a_r = 1`, into the led tile ([`TransposePairsLed::led_tile`]): `(LEAD + 64,
+///   and a 33rd where `a_r = 1`, into the led tile (`TransposePairsLed::led_tile`): `(LEAD + 64,
 ///   66):(S, 1)`, column `c` holding input column `64 bx - 1 + c`, rows `S` elements apart with `S`
 ///   of the parity of `src`'s row stride and a base that puts every pair on a pair boundary. Where
 ///   `src`'s rows are an odd number of elements apart (the ragged case), `S = 67`: rows two apart
 ///   are 67 words apart, and a warp's column reads after the barrier fall in 32 banks for 16-bit
 ///   elements (an even row stride takes `S = 66`, 2-way conflicts there).
-/// - After it, [`TransposePairsLed::pair_rows_out`] writes each window as 32 pairs, a warp's store
+/// - After it, `TransposePairsLed::pair_rows_out` writes each window as 32 pairs, a warp's store
 ///   128 bytes of whole sectors for 16-bit elements; a pair's two elements are read from the tile
 ///   one by one (the window's shift may be odd).
 ///
 /// Blocks whose staged pairs would reach past the input's edges stage element by element
-/// ([`Transpose::led_rows_in`]); blocks whose windows reach past the output's edges write element
-/// by element ([`Transpose::aligned_rows_out`]; predicated pairs there cost 8 registers and a
+/// (`Transpose::led_rows_in`); blocks whose windows reach past the output's edges write element
+/// by element (`Transpose::aligned_rows_out`; predicated pairs there cost 8 registers and a
 /// block per SM: `docs/perf.md`). Before the pairs were staged, 16-bit elements moved at 73-75%
 /// of a copy on the H200 (`docs/perf.md`); a 128x128 tile for 16-bit elements, as the quads',
 /// measured slower.
@@ -517,7 +517,7 @@ impl<T: Copy + Default> TransposePairsLed<T> {
             && Self::OUT.value(Self::V8)[1] == 0
     );
 
-    /// The led tile's row stride for a `src` row stride `ld`: [`COLS`](Self::COLS), or one more
+    /// The led tile's row stride for a `src` row stride `ld`: `COLS`, or one more
     /// where `ld` is odd (of `ld`'s parity, so that every row's pairs fall on pair boundaries).
     pub const fn row_stride(ld: i64) -> i64 {
         Self::COLS + ld.rem_euclid(2)
@@ -670,10 +670,10 @@ impl<T: Copy + Default> Kernel for TransposePairsLed<T> {
         }
     }
 
-    /// The staged rows into the led tile as pairs ([`TransposePairsLed::pair_rows_in`]) where
-    /// the block may, else element by element ([`Transpose::led_rows_in`]); after the barrier,
-    /// the output windows as pairs ([`TransposePairsLed::pair_rows_out`]) in a block whose
-    /// windows lie inside the output, else element by element ([`Transpose::aligned_rows_out`]).
+    /// The staged rows into the led tile as pairs (`TransposePairsLed::pair_rows_in`) where
+    /// the block may, else element by element (`Transpose::led_rows_in`); after the barrier,
+    /// the output windows as pairs (`TransposePairsLed::pair_rows_out`) in a block whose
+    /// windows lie inside the output, else element by element (`Transpose::aligned_rows_out`).
     #[inline(always)]
     unsafe fn thread<M: Space>(p: &Self::Params<M>, c: &Ctx<M::Shared<Self::Shared>>) {
         let () = Self::_SHAPE;
@@ -858,7 +858,7 @@ impl<T: Copy + Default> Kernel for TransposePairs<T> {
 
     /// The input tile's pairs into the shared tile; after the barrier, each thread's four 2x2
     /// blocks from the shared tile, transposed, into the output tile. A tile that cannot move as
-    /// pairs moves element by element ([`TransposePairs::elements`]).
+    /// pairs moves element by element (`TransposePairs::elements`).
     #[inline(always)]
     unsafe fn thread<M: Space>(p: &Self::Params<M>, c: &Ctx<M::Shared<Self::Shared>>) {
         let [bx, by] = c.block;
@@ -1084,7 +1084,7 @@ impl<T: Copy + Default, const E: i64> Kernel for TransposeQuads<T, E> {
 
     /// The input tile's quads into the shared tile; after the barrier, each thread's 4x4 blocks
     /// from the shared tile, transposed, into the output tile. A tile that cannot move as quads
-    /// moves element by element ([`TransposeQuads::elements`]).
+    /// moves element by element (`TransposeQuads::elements`).
     #[inline(always)]
     unsafe fn thread<M: Space>(p: &Self::Params<M>, c: &Ctx<M::Shared<Self::Shared>>) {
         let () = Self::_SHAPE;

@@ -669,7 +669,7 @@ mod tests {
 
     #[test]
     fn correct_f32_accumulations_are_within_the_bound() {
-        let mut rng = Rng::from_env_or_fresh("correct_f32_accumulations", "-p host");
+        let mut rng = Rng::from_env_or_fresh("correct_f32_accumulations", "-p tessel-host");
         for (m, n, k) in [(1, 1, 1), (3, 5, 7), (4, 4, 1000), (2, 3, 4096)] {
             case::<bf16, bf16>(&mut rng, m, n, k);
             case::<bf16, f32>(&mut rng, m, n, k);
@@ -680,7 +680,7 @@ mod tests {
 
     #[test]
     fn wrong_results_are_caught_where_they_are() {
-        let mut rng = Rng::from_env_or_fresh("wrong_results_are_caught", "-p host");
+        let mut rng = Rng::from_env_or_fresh("wrong_results_are_caught", "-p tessel-host");
         let (m, n, k) = (5, 7, 64);
         let (a, b): (Vec<bf16>, Vec<bf16>) = (rng.fill(m * k), rng.fill(n * k));
         let c: Vec<bf16> = rng.fill(m * n);
@@ -716,7 +716,7 @@ mod tests {
 
     #[test]
     fn accumulating_in_16_bits_is_caught() {
-        let mut rng = Rng::from_env_or_fresh("accumulating_in_16_bits_is_caught", "-p host");
+        let mut rng = Rng::from_env_or_fresh("accumulating_in_16_bits_is_caught", "-p tessel-host");
         let (m, n, k) = (4, 4, 512);
         let (a, b): (Vec<bf16>, Vec<bf16>) = (rng.fill(m * k), rng.fill(n * k));
         let c: Vec<f32> = vec![0.0; m * n];

@@ -1,6 +1,7 @@
 //! `#[kernel]`: the one declaration of a tessel kernel. Re-exported by `tessel-device` (and its
 //! prelude); see [`macro@kernel`].
 
+#![warn(missing_docs)]
 use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenStream as Tokens};
 use quote::{quote, ToTokens};

@@ -206,7 +206,7 @@ mod tests {
     use half::{bf16, f16};
     use tessel_gpu::gemm::STAGES;
 
-    const TARGET: &str = "-p host --lib gemm_sm80";
+    const TARGET: &str = "-p tessel-host --lib gemm_sm80";
 
     /// The sizes and the pipeline's: ragged tiles, more k-tiles than stages, K not a
     /// multiple of 8 (element by element).

@@ -86,7 +86,7 @@ mod tests {
     use half::{bf16, f16};
     use tessel_gpu::gemm_sm90::STAGES;
 
-    const TARGET: &str = "-p host --lib gemm_sm90";
+    const TARGET: &str = "-p tessel-host --lib gemm_sm90";
 
     /// The sizes with K a multiple of 8 (the copy engine's rows; 1x1x1 and 17x33x65
     /// become 1x1x8 and 17x33x72), and the pipeline's: an odd number of M tiles (the last pair's
