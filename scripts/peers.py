@@ -6,9 +6,12 @@ the same bytes in its run; torch's ops here divide by torch's own device-to-devi
 same bytes (`dst.copy_(src)` of contiguous byte tensors: a `cudaMemcpyAsync`), timed in this run.
 Times are CUDA-event medians of --reps launches after 5 warm-ups; bytes = bytes read + written.
 
-usage: python3 scripts/peers.py [--tessel PATH] [--reps N]
+usage: python3 scripts/peers.py [--tessel PATH] [--reps N] [--rows KERNELS]
   --tessel PATH   the tessel binary whose `bench copy/transpose/rmsnorm` rows join the table
                   (default: .device/tessel if present, else target/release/tessel, else none)
+  --rows KERNELS  torch's rows only, for `tessel bench --peers`: of the comma-separated kernels
+                  (copy, transpose, rmsnorm, axpby), one line each `case<TAB>who<TAB>GB/s<TAB>%`,
+                  the cases named as tessel bench names them
 
 Without torch or without a GPU it says so and exits 3.
 """
@@ -19,7 +22,7 @@ import subprocess
 import sys
 
 
-def torch_rows(reps):
+def torch_rows(reps, kernels=("copy", "transpose", "rmsnorm", "axpby")):
     import torch
     import torch.nn.functional as F
 
@@ -55,28 +58,32 @@ def torch_rows(reps):
         ref = memcpy_ms(nbytes_moved // 2)
         rows.append((kernel, op, ms, nbytes_moved / ms / 1e6, ref, 100.0 * ref / ms))
 
-    for dtype, n, name in ((torch.float32, 1 << 26, "copy_f32 n = 2^26"), (torch.bfloat16, 1 << 27, "copy_bf16 n = 2^27")):
-        x = rand(n, dtype)
-        y = torch.empty_like(x)
-        row(name, "y.copy_(x)", 2 * x.nbytes, lambda: y.copy_(x))
-    for dtype, (r, c), name in (
-        (torch.float32, (8192, 8192), "transpose f32 8192x8192"),
-        (torch.float16, (8192, 8192), "transpose f16 8192x8192"),
-        (torch.bfloat16, (8192, 8192), "transpose bf16 8192x8192"),
-        (torch.float32, (8191, 8193), "transpose f32 8191x8193"),
-    ):
-        x = rand((r, c), dtype)
-        row(name, "x.t().contiguous()", 2 * x.nbytes, lambda: x.t().contiguous())
-    rms = torch.compile(lambda x, w: F.rms_norm(x, (x.shape[-1],), w, 1e-6))
-    for dtype, (r, c), name in (
-        (torch.bfloat16, (16384, 4096), "rmsnorm bf16 16384x4096"),
-        (torch.float32, (16384, 4096), "rmsnorm f32 16384x4096"),
-        (torch.bfloat16, (16384, 12288), "rmsnorm bf16 16384x12288"),
-        (torch.bfloat16, (4096, 32768), "rmsnorm bf16 4096x32768"),
-    ):
-        x, w = rand((r, c), dtype), rand(c, dtype)
-        row(name, "F.rms_norm", 2 * x.nbytes, lambda: F.rms_norm(x, (c,), w, 1e-6))
-        row(name, "torch.compile(F.rms_norm)", 2 * x.nbytes, lambda: rms(x, w))
+    # the cases as `tessel bench` names them (its `--results` rows)
+    types = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+    if "copy" in kernels:
+        for t, n, size in (("f32", 1 << 26, "2^26"), ("bf16", 1 << 27, "2^27"), ("f32", (1 << 26) + 5, "2^26+5")):
+            x = rand(n, types[t])
+            y = torch.empty_like(x)
+            row(f"copy {t} {size}", "torch y.copy_(x)", 2 * x.nbytes, lambda: y.copy_(x))
+    if "transpose" in kernels:
+        for r, c in ((8192, 8192), (8191, 8193)):
+            for t in ("f32", "f16", "bf16"):
+                x = rand((r, c), types[t])
+                row(f"transpose {t} {r}x{c}", "torch x.t().contiguous()", 2 * x.nbytes, lambda: x.t().contiguous())
+    if "rmsnorm" in kernels:
+        rms = torch.compile(lambda x, w: F.rms_norm(x, (x.shape[-1],), w, 1e-6))
+        for t in ("bf16", "f32"):
+            for r, c in ((16384, 4096), (16384, 12288), (4096, 32768)):
+                x, w = rand((r, c), types[t]), rand(c, types[t])
+                row(f"rmsnorm {t} {r}x{c}", "torch F.rms_norm", 2 * x.nbytes, lambda: F.rms_norm(x, (c,), w, 1e-6))
+                row(f"rmsnorm {t} {r}x{c}", "torch.compile(F.rms_norm)", 2 * x.nbytes, lambda: rms(x, w))
+    if "axpby" in kernels:
+        # y = alpha x + beta y: x and y read, y written (3 bytes moved per byte of x)
+        axpby = torch.compile(lambda x, y: 1.5 * x + 0.5 * y)
+        for t in ("bf16", "f32"):
+            x, y = rand((8192, 8192), types[t]), rand((8192, 8192), types[t])
+            row(f"axpby {t} 8192x8192", "torch 1.5*x + 0.5*y", 3 * x.nbytes, lambda: 1.5 * x + 0.5 * y)
+            row(f"axpby {t} 8192x8192", "torch.compile(1.5*x + 0.5*y)", 3 * x.nbytes, lambda: axpby(x, y))
     return torch.cuda.get_device_name(), torch.__version__, rows
 
 
@@ -99,6 +106,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tessel", default=None)
     ap.add_argument("--reps", type=int, default=50)
+    ap.add_argument("--rows", default=None)
     a = ap.parse_args()
     try:
         import torch
@@ -108,6 +116,16 @@ def main():
     if not torch.cuda.is_available():
         print("scripts/peers.py: no GPU (torch.cuda.is_available() is false)", file=sys.stderr)
         return 3
+    if a.rows is not None:
+        kernels = a.rows.split(",")
+        unknown = [k for k in kernels if k not in ("copy", "transpose", "rmsnorm", "axpby")]
+        if unknown:
+            print(f"scripts/peers.py: --rows takes copy, transpose, rmsnorm, axpby, not {unknown}", file=sys.stderr)
+            return 2
+        _, version, trows = torch_rows(a.reps, kernels)
+        for k, op, ms, gbps, ref, pct in trows:
+            print(f"{k}\t{op}\t{gbps:.1f}\t{pct:.1f}")
+        return 0
     binary = a.tessel
     if binary is None:
         binary = next((p for p in (".device/tessel", "target/release/tessel") if os.path.exists(p)), None)

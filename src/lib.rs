@@ -9,6 +9,8 @@
 //! same kernel on the CPU's simulated GPU to check it and the GPU's result. [`prelude`] has all
 //! of it.
 
+#![warn(missing_docs)]
+
 #[cfg(feature = "gpu")]
 pub use host::checks::exec;
 #[cfg(feature = "gpu")]
@@ -18,6 +20,8 @@ pub use host::runtime::{gpu, module};
 #[cfg(feature = "gpu")]
 pub use host::{matrix, sim};
 pub use layout_core;
+pub mod chart;
+pub mod results;
 /// The layout calculator (`tessel eval`, `show`, `svg`, `analyze`).
 pub use tessel_calc as calc;
 

@@ -78,6 +78,23 @@ enum Command {
         #[arg(long, value_name = "BITS")]
         width: Option<i64>,
     },
+    /// Print a results file (written by `bench --results`) as README's table, or put it there
+    #[command(after_help = RESULTS_HELP)]
+    Results {
+        /// The results file, e.g. docs/results.tsv
+        #[arg(value_name = "FILE")]
+        file: std::path::PathBuf,
+        /// Write the table between this file's `<!-- results -->` and `<!-- /results -->` lines
+        /// instead of printing it
+        #[arg(long, value_name = "README")]
+        readme: Option<std::path::PathBuf>,
+        /// Draw the results of one device (--device) as `bench --svg` does, into this file
+        #[arg(long, value_name = "SVG", requires = "device")]
+        svg: Option<std::path::PathBuf>,
+        /// With --svg: the device whose results to draw (its name, or a word of it: H200)
+        #[arg(long, value_name = "NAME", requires = "svg")]
+        device: Option<String>,
+    },
     /// Print the embedded PTX
     #[cfg(feature = "gpu")]
     #[command(after_help = gpu_cli::PTX_HELP)]
@@ -135,6 +152,17 @@ Example: tessel svg 'make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN, (2,2))' > mma.
 
 Exit status: 0 drawn, 2 bad arguments or a value that does not evaluate or cannot be drawn.";
 
+const RESULTS_HELP: &str = "\
+The table has a row per kernel case and, per device, tessel's percentage of the baseline timed in
+the same run (a device-to-device copy of the same bytes, or cuBLAS) and the best peer's; under it,
+each device's runs (command, date). Or `error: <reason>` on stderr (exit status 2).
+
+With --svg and --device: draws that device's results instead, as `tessel bench --svg` does.
+
+Example: tessel results docs/results.tsv --readme README.md
+
+Exit status: 0 printed or written, 2 a file that does not read or a README without the markers.";
+
 const SHOW_HELP: &str = "\
 Prints the layout and its table, or `error: <reason>` (exit status 2).
 
@@ -182,6 +210,16 @@ fn main() -> ExitCode {
             width,
         } => analyze(space, &layout.join(" "), &tv, bits, width),
         Command::Svg { expr, tile, bits } => svg(&expr.join(" "), tile.as_deref(), bits),
+        Command::Results {
+            file,
+            readme,
+            svg,
+            device,
+        } => results(
+            &file,
+            readme.as_deref(),
+            svg.as_deref().zip(device.as_deref()),
+        ),
         #[cfg(feature = "gpu")]
         Command::Ptx(args) => gpu_cli::ptx(args),
         #[cfg(feature = "gpu")]
@@ -223,6 +261,54 @@ fn analyze(space: Space, layout: &str, tv: &str, bits: i64, width: Option<i64>) 
 }
 
 /// `tessel svg`: the picture on stdout, or the reason on stderr (exit status 2).
+/// `tessel results FILE [--readme README | --svg SVG --device NAME]`.
+fn results(
+    file: &std::path::Path,
+    readme: Option<&std::path::Path>,
+    svg: Option<(&std::path::Path, &str)>,
+) -> ExitCode {
+    let read = |p: &std::path::Path| {
+        std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))
+    };
+    let done = (|| -> Result<(), String> {
+        let rows =
+            tessel::results::parse(&read(file)?).map_err(|e| format!("{}: {e}", file.display()))?;
+        let table = tessel::results::markdown(&rows);
+        if let Some((p, device)) = svg {
+            let mine: Vec<_> = rows
+                .iter()
+                .filter(|r| r.device == device || r.device.split_whitespace().any(|w| w == device))
+                .cloned()
+                .collect();
+            if mine.is_empty() {
+                return Err(format!(
+                    "{}: no results of a device named {device:?}",
+                    file.display()
+                ));
+            }
+            std::fs::write(p, tessel::chart::svg(&mine))
+                .map_err(|e| format!("{}: {e}", p.display()))?;
+            return Ok(());
+        }
+        match readme {
+            None => print!("{table}"),
+            Some(p) => {
+                let text = tessel::results::into_readme(&read(p)?, &table)
+                    .map_err(|e| format!("{}: {e}", p.display()))?;
+                std::fs::write(p, text).map_err(|e| format!("{}: {e}", p.display()))?;
+            }
+        }
+        Ok(())
+    })();
+    match done {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
 fn svg(expr: &str, tile: Option<&str>, bits: i64) -> ExitCode {
     document(|| {
         let tile = match tile {

@@ -62,6 +62,13 @@ and pairs), each tile with as many blocks per SM as fit; the configuration run u
 `chosen`, or timed after them where it sets a carveout or blocks per SM; gemm bf16 4096^3 and 8192^3 (or the SIZES given, triples M N K) in TFLOP/s beside cuBLAS on the same inputs
 and the mma.sync ceiling (a register-only microbenchmark, 8 and 1 blocks of 8 warps per SM).
 
+Each kernel case's headline row (the configuration run uses; gemm_sm90 with C stored by the copy
+engine, and cuBLAS) is a result: --peers adds torch's figures for the memory-bound cases
+(scripts/peers.py, each as a percentage of torch's own copy timed in its run); --results FILE
+records the results in FILE (the rows of this device's cases replaced, the rest kept; `tessel
+results FILE` prints README's table of it); --svg FILE draws them (tessel's bar and the peers' per
+case, against the 100% of the baseline).
+
 --gpus N (N >= 2): no KERNEL times NCCL's all-reduce (2^20 and 2^26 elements, f32 and bf16; algbw
 and busbw); gemm times the split GEMM's weak scaling: each GPU's work M N K (default 8192^3) on
 GPU 0 alone, against the work of N GPUs split over them (--split rows|cols|k|all, default rows),
@@ -252,6 +259,17 @@ pub struct BenchArgs {
     /// communicator), their outputs printed rank by rank
     #[arg(long)]
     pub(super) process_per_gpu: bool,
+    /// Also time torch's versions of the memory-bound kernels (scripts/peers.py; needs python3
+    /// with torch)
+    #[arg(long)]
+    pub(super) peers: bool,
+    /// Record the results (tessel's and the peers' headline figures) in FILE: this device's rows
+    /// of the cases timed are replaced, the others kept
+    #[arg(long, value_name = "FILE")]
+    pub(super) results: Option<std::path::PathBuf>,
+    /// Draw the results as an SVG picture in FILE
+    #[arg(long, value_name = "FILE")]
+    pub(super) svg: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub(super) on: OnDevice,
 }

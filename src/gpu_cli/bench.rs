@@ -1,10 +1,15 @@
 //! `tessel bench`: timings beside a device-to-device copy, cuBLAS and the peers; the GEMM split
 //! over GPUs and the all-reduce.
 
+use std::cell::RefCell;
+
+use tessel::results;
+
 use super::*;
 
-pub(super) fn print_timing(t: &Timing) {
-    println!(
+/// A timing's row of `tessel bench`'s table.
+pub(super) fn timing_line(t: &Timing) -> String {
+    format!(
         "{:<36} {:>9.4} {:>9.1} {:>9.4} {:>9.1} {:>7.1}%   [{:.4} .. {:.4}] {:>6.1}  {}",
         t.what,
         t.ms,
@@ -16,7 +21,7 @@ pub(super) fn print_timing(t: &Timing) {
         t.spread.1,
         t.host_us,
         t.config.as_deref().unwrap_or("")
-    );
+    )
 }
 
 /// The RMSNorm sizes `tessel bench` and `tessel tune` time: N = 4096, 12288, 32768, with 2^26
@@ -79,10 +84,44 @@ pub fn bench(a: BenchArgs) -> ExitCode {
     let r = a.reps as usize;
     let which = |k| a.kernel == k || a.kernel == Kernel::All;
     let mut rows: Vec<Result<Timing, GpuError>> = vec![];
-    let mut go = |t: Result<Timing, GpuError>| {
+    // a step per kernel case (GEMM: the ceilings, then each size), and the peers
+    let cases = [
+        (Kernel::Rmsnorm, 2 * RMS_SIZES.len()),
+        (Kernel::Axpby, 2),
+        (Kernel::Gemm, 1),
+    ]
+    .into_iter()
+    .chain([
+        (Kernel::Copy, 3),
+        (Kernel::Transpose, 3 * TUNE_TRANSPOSE.len()),
+    ])
+    .filter(|&(k, _)| which(k))
+    .map(|(_, n)| n)
+    .sum::<usize>()
+        + usize::from(a.peers);
+    let progress = RefCell::new(Progress::new(cases, "bench"));
+    let say = |line: String| progress.borrow_mut().line(&line);
+    // the headline rows, as results
+    let results: RefCell<Vec<results::Row>> = RefCell::new(vec![]);
+    let run = Run::now(&g, &a);
+    // a timing, and its case's name where it is the case's headline row
+    let mut go = |t: Result<Timing, GpuError>, case: Option<String>| {
         match &t {
-            Ok(t) => print_timing(t),
-            Err(e) => println!("error: {e}"),
+            Ok(t) => {
+                say(timing_line(t));
+                if let Some(case) = case {
+                    progress.borrow_mut().tick();
+                    results.borrow_mut().push(run.row(
+                        &case,
+                        "tessel",
+                        t.gbps(),
+                        "GB/s",
+                        "copy",
+                        100.0 * t.ratio(),
+                    ));
+                }
+            }
+            Err(e) => say(format!("error: {e}")),
         }
         rows.push(t);
     };
@@ -91,7 +130,7 @@ pub fn bench(a: BenchArgs) -> ExitCode {
             g: &Gpu,
             tuned: &Tuned,
             (r, rng): (usize, &mut Rng),
-            go: &mut dyn FnMut(Result<Timing, GpuError>),
+            go: &mut dyn FnMut(Result<Timing, GpuError>, Option<String>),
         ) {
             for size in RMS_SIZES {
                 let (cfg, from) = tuned.rms::<T>(Some(g), size.1 as i64);
@@ -101,6 +140,7 @@ pub fn bench(a: BenchArgs) -> ExitCode {
                         t.config = Some(format!("{cfg} ({})", source(from)));
                         t
                     }),
+                    Some(format!("rmsnorm {} {}x{}", T::NAME, size.0, size.1)),
                 );
             }
         }
@@ -108,17 +148,27 @@ pub fn bench(a: BenchArgs) -> ExitCode {
         rms::<f32>(&g, &tuned, (r, &mut rng), &mut go);
     }
     if which(Kernel::Axpby) {
-        go(jobs::bench_axpby::<bf16>(&g, 8192, 8192, r, &mut rng));
-        go(jobs::bench_axpby::<f32>(&g, 8192, 8192, r, &mut rng));
+        let case = |t: &str| Some(format!("axpby {t} 8192x8192"));
+        go(
+            jobs::bench_axpby::<bf16>(&g, 8192, 8192, r, &mut rng),
+            case("bf16"),
+        );
+        go(
+            jobs::bench_axpby::<f32>(&g, 8192, 8192, r, &mut rng),
+            case("f32"),
+        );
     }
     if which(Kernel::Gemm) {
         let show = |t: Result<gemm::GemmTiming, GpuError>| match t {
             Ok(t) => {
-                println!("{:<36} {:>9.4} {:>9.1} TFLOP/s", t.what, t.ms, t.tflops);
+                say(format!(
+                    "{:<36} {:>9.4} {:>9.1} TFLOP/s",
+                    t.what, t.ms, t.tflops
+                ));
                 Ok(t.tflops)
             }
             Err(e) => {
-                println!("error: {e}");
+                say(format!("error: {e}"));
                 Err(e)
             }
         };
@@ -133,6 +183,8 @@ pub fn bench(a: BenchArgs) -> ExitCode {
         } else {
             a.sizes.chunks(3).map(|c| [c[0], c[1], c[2]]).collect()
         };
+        progress.borrow_mut().tick();
+        progress.borrow_mut().add_total(sizes.len());
         for mnk in sizes {
             match gemm::bench_gemm::<bf16, bf16>(&g, mnk, r, &mut rng) {
                 Ok(b) => {
@@ -140,6 +192,23 @@ pub fn bench(a: BenchArgs) -> ExitCode {
                         Some(Ok(t)) => Some(t.tflops),
                         _ => None,
                     };
+                    let case = format!("gemm bf16 {}x{}x{}", mnk[0], mnk[1], mnk[2]);
+                    // the headline: gemm_sm90 with C stored by the copy engine, beside cuBLAS
+                    let head = b.mapped.iter().flatten().find(|t| {
+                        t.what.starts_with("gemm_sm90") && !t.what.contains("by its threads")
+                    });
+                    if let (Some(t), Some(c)) = (head, blas) {
+                        let mut r = results.borrow_mut();
+                        r.push(run.row(
+                            &case,
+                            "tessel",
+                            t.tflops,
+                            "TFLOP/s",
+                            "cuBLAS",
+                            100.0 * t.tflops / c,
+                        ));
+                        r.push(run.row(&case, "cuBLAS", c, "TFLOP/s", "cuBLAS", 100.0));
+                    }
                     let mut rows = vec![Ok(b.ours)];
                     rows.extend(b.mapped);
                     rows.extend(b.blas);
@@ -155,7 +224,7 @@ pub fn bench(a: BenchArgs) -> ExitCode {
                             if let Some(c) = blas {
                                 vs.push(format!("{:.1}% of cuBLAS", 100.0 * t / c));
                             }
-                            println!("{:<36} {}", "", vs.join(", "));
+                            say(format!("{:<36} {}", "", vs.join(", ")));
                         }
                     }
                 }
@@ -163,6 +232,7 @@ pub fn bench(a: BenchArgs) -> ExitCode {
                     let _ = show(Err(e));
                 }
             }
+            progress.borrow_mut().tick();
         }
     }
     if which(Kernel::Copy) {
@@ -172,7 +242,7 @@ pub fn bench(a: BenchArgs) -> ExitCode {
             tuned: &Tuned,
             n: usize,
             (r, rng): (usize, &mut Rng),
-            go: &mut dyn FnMut(Result<Timing, GpuError>),
+            go: &mut dyn FnMut(Result<Timing, GpuError>, Option<String>),
         ) {
             let (cfg, from) = tuned.copy(T::NAME);
             let mut cfgs = vec![cfg];
@@ -184,10 +254,14 @@ pub fn bench(a: BenchArgs) -> ExitCode {
                     for (k, mut t) in ts.into_iter().enumerate() {
                         let from = if k == 0 { source(from) } else { "default" };
                         t.config = Some(format!("{} ({from})", cfgs[k]));
-                        go(Ok(t));
+                        go(
+                            Ok(t),
+                            (k == 0)
+                                .then(|| format!("copy {} {}", T::NAME, results::power_of_two(n))),
+                        );
                     }
                 }
-                Err(e) => go(Err(e)),
+                Err(e) => go(Err(e), None),
             }
         }
         copy::<f32>(&g, &tuned, 1 << 26, (r, &mut rng), &mut go);
@@ -203,9 +277,10 @@ pub fn bench(a: BenchArgs) -> ExitCode {
             (rows, cols, led): (usize, usize, bool),
             r: usize,
             rng: &mut Rng,
-            go: &mut dyn FnMut(Result<Timing, GpuError>),
+            go: &mut dyn FnMut(Result<Timing, GpuError>, Option<String>),
         ) {
             let (chosen, from) = tuned.transpose(T::NAME, led);
+            let case = || Some(format!("transpose {} {rows}x{cols}", T::NAME));
             let mark = |t: Result<Timing, GpuError>| {
                 t.map(|mut t| {
                     t.config = Some(format!("{chosen} chosen ({})", source(from)));
@@ -215,10 +290,17 @@ pub fn bench(a: BenchArgs) -> ExitCode {
             for tile in Tile::ALL {
                 let cfg = TransposeConfig::tile(tile);
                 let t = bench_tile::<T>(g, cfg, (rows, cols), r, rng);
-                go(if cfg == chosen { mark(t) } else { t });
+                if cfg == chosen {
+                    go(mark(t), case());
+                } else {
+                    go(t, None);
+                }
             }
             if chosen != TransposeConfig::tile(chosen.tile) {
-                go(mark(bench_tile::<T>(g, chosen, (rows, cols), r, rng)));
+                go(
+                    mark(bench_tile::<T>(g, chosen, (rows, cols), r, rng)),
+                    case(),
+                );
             }
         }
         for s in TUNE_TRANSPOSE {
@@ -227,10 +309,142 @@ pub fn bench(a: BenchArgs) -> ExitCode {
             shape::<bf16>(&g, &tuned, s, r, &mut rng, &mut go);
         }
     }
+    let mut results = results.into_inner();
+    if a.peers {
+        progress.borrow_mut().set_what("torch (scripts/peers.py)");
+        results.extend(peers(&run, &a, r, &say));
+        progress.borrow_mut().tick();
+    }
+    progress.borrow_mut().finish();
+    if let Err(e) = run.save(&results, a.results.as_deref(), a.svg.as_deref()) {
+        eprintln!("tessel bench: {e}");
+        return ExitCode::FAILURE;
+    }
     if rows.iter().any(|t| t.is_err()) {
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
+}
+
+/// What every result of one `tessel bench` shares: the device, the date, the command.
+pub(super) struct Run {
+    device: String,
+    date: String,
+    command: String,
+}
+
+impl Run {
+    /// This run: the device `g`, today (UTC), and the command line without `--results` and
+    /// `--svg` (where the results go, not what was measured).
+    pub(super) fn now(g: &Gpu, _a: &BenchArgs) -> Run {
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let mut words = vec!["tessel".to_string()];
+        let mut args = std::env::args().skip(1);
+        while let Some(w) = args.next() {
+            match w.as_str() {
+                "--results" | "--svg" => {
+                    args.next();
+                }
+                _ if w.starts_with("--results=") || w.starts_with("--svg=") => {}
+                _ => words.push(w),
+            }
+        }
+        Run {
+            device: g.name().to_string(),
+            date: results::date_of(secs),
+            command: words.join(" "),
+        }
+    }
+
+    /// A result of this run.
+    pub(super) fn row(
+        &self,
+        kernel: &str,
+        who: &str,
+        value: f64,
+        unit: &str,
+        of: &str,
+        percent: f64,
+    ) -> results::Row {
+        results::Row {
+            device: self.device.clone(),
+            date: self.date.clone(),
+            command: self.command.clone(),
+            kernel: kernel.into(),
+            who: who.into(),
+            value,
+            unit: unit.into(),
+            of: of.into(),
+            percent,
+        }
+    }
+
+    /// Records `rows` in the results file `file` (merged into what it holds) and draws them into
+    /// `svg`, each where given; `Err` names the file that could not be read or written.
+    pub(super) fn save(
+        &self,
+        rows: &[results::Row],
+        file: Option<&std::path::Path>,
+        svg: Option<&std::path::Path>,
+    ) -> Result<(), String> {
+        let at = |p: &std::path::Path, e: &dyn std::fmt::Display| format!("{}: {e}", p.display());
+        if let Some(p) = file {
+            let old = match std::fs::read_to_string(p) {
+                Ok(t) => results::parse(&t).map_err(|e| at(p, &e))?,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => vec![],
+                Err(e) => return Err(at(p, &e)),
+            };
+            std::fs::write(p, results::render(&results::merge(&old, rows)))
+                .map_err(|e| at(p, &e))?;
+            println!("results: {} rows recorded in {}", rows.len(), p.display());
+        }
+        if let Some(p) = svg {
+            std::fs::write(p, tessel::chart::svg(rows)).map_err(|e| at(p, &e))?;
+            println!("results: drawn in {}", p.display());
+        }
+        Ok(())
+    }
+}
+
+/// torch's figures for the memory-bound cases `a` timed (`scripts/peers.py --rows`, `reps`
+/// launches each), as results of `run`; what the script printed otherwise (no torch, no GPU)
+/// goes to `say`.
+fn peers(run: &Run, a: &BenchArgs, reps: usize, say: &dyn Fn(String)) -> Vec<results::Row> {
+    let kernels: Vec<&str> = [
+        Kernel::Copy,
+        Kernel::Transpose,
+        Kernel::Rmsnorm,
+        Kernel::Axpby,
+    ]
+    .into_iter()
+    .filter(|&k| a.kernel == k || a.kernel == Kernel::All)
+    .map(|k| k.name())
+    .collect();
+    if kernels.is_empty() {
+        return vec![];
+    }
+    let args = [
+        "--rows".to_string(),
+        kernels.join(","),
+        "--reps".into(),
+        reps.to_string(),
+    ];
+    let out = tessel::peer::torch_lines(env!("CARGO_MANIFEST_DIR"), "", "scripts/peers.py", &args);
+    let mut rows = vec![];
+    for line in out.lines() {
+        let f: Vec<&str> = line.split('\t').collect();
+        match f[..] {
+            [kernel, who, gbps, percent] => match (gbps.parse(), percent.parse()) {
+                (Ok(v), Ok(p)) => rows.push(run.row(kernel, who, v, "GB/s", "copy", p)),
+                _ => say(format!("peers: {line}")),
+            },
+            _ => say(format!("peers: {line}")),
+        }
+    }
+    say(format!("peers: {} torch figures", rows.len()));
+    rows
 }
 
 /// The rank this process was started as by `--process-per-gpu` (its copies of the command) and

@@ -25,6 +25,7 @@ const NO_GPU: u8 = 3;
 
 mod args;
 mod bench;
+mod progress;
 mod ptx;
 mod run;
 mod tune;
@@ -37,6 +38,7 @@ pub use tune::{tune, TuneArgs, TUNE_HELP};
 
 use args::*;
 use bench::*;
+use progress::Progress;
 use run::*;
 
 /// The tuner's choices for the device of this run: the cache's entries for it, or none (no GPU,

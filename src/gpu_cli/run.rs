@@ -178,19 +178,23 @@ pub fn run(a: RunArgs) -> ExitCode {
     }
     let mut rng = Rng::new(seed);
     let (mut failed, mut skipped) = (0, 0);
+    // each check's verdict a step; on a terminal the check under way and the time left
+    let mut p = Progress::new(plan.len(), "run");
     for job in &plan {
+        p.set_what(&job.name());
         match check(gpu, devs, &tuned, job, &mut rng) {
             Ok(v) => {
-                println!("{}", v.line);
+                p.step(&v.line);
                 failed += usize::from(!v.ok);
                 skipped += usize::from(v.skipped);
             }
             Err(e) => {
-                println!("{}: FAIL {e}", job.name());
+                p.step(&format!("{}: FAIL {e}", job.name()));
                 failed += 1;
             }
         }
     }
+    p.finish();
     if failed > 0 {
         println!("{failed} of {} checks FAILED", plan.len());
         return ExitCode::FAILURE;

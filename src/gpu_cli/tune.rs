@@ -61,19 +61,19 @@ pub(super) type Tried = (String, Result<Timing, String>);
 /// What the tuner does with one kernel, type and size's candidates: `(what, n, tried, default)`.
 pub(super) type Found<'a> = dyn FnMut(&str, i64, Vec<Tried>, String) + 'a;
 
-/// Prints the progress line of candidate `k` of `total`.
-pub(super) fn progress(k: usize, total: usize, what: &str, t: &Tried) {
-    match &t.1 {
-        Ok(t) => println!(
+/// Prints the line of the next candidate of `p` (`[k/total]`, all kernels counted), a step of it.
+pub(super) fn progress(p: &mut Progress, what: &str, t: &Tried) {
+    let (k, total) = (p.done() + 1, p.total());
+    let line = match &t.1 {
+        Ok(t) => format!(
             "[{k:>3}/{total}] {what} {:<14} {:>9.4} ms {:>6.1}% of copy",
             t.config.as_deref().unwrap_or(""),
             t.ms,
             100.0 * t.ratio()
         ),
-        Err(e) => println!("[{k:>3}/{total}] {what} {:<14} out: {e}", t.0),
-    }
-    use std::io::Write;
-    let _ = std::io::stdout().flush();
+        Err(e) => format!("[{k:>3}/{total}] {what} {:<14} out: {e}", t.0),
+    };
+    p.step(&line);
 }
 
 /// The fastest of `tried` as a cache entry, and its line; `None` when none ran.
@@ -143,6 +143,21 @@ pub fn tune(a: TuneArgs) -> ExitCode {
     let which = |k| a.kernel == k || a.kernel == TuneKernel::All;
     let mut failed = false;
     let mut found = vec![];
+    // every candidate of every kernel tuned, counted up front for the time left
+    let rms_cands = RmsConfig::candidates(g.rmsnorm_smem()).len();
+    let copy_cands = CopyConfig::candidates(g.rmsnorm_smem(), g.has_kernel("bulk_copy_f32"));
+    let tile_cands = TransposeConfig::candidates();
+    let mut total = 0;
+    if which(TuneKernel::Rmsnorm) {
+        total += 2 * RMS_SIZES.len() * rms_cands;
+    }
+    if which(TuneKernel::Copy) {
+        total += 3 * copy_cands.len();
+    }
+    if which(TuneKernel::Transpose) {
+        total += 3 * TUNE_TRANSPOSE.len() * tile_cands.len();
+    }
+    let mut p = Progress::new(total, "tune");
     if which(TuneKernel::Rmsnorm) {
         fn rms<T: RmsElem>(g: &Gpu, (r, rng): (usize, &mut Rng), out: &mut Found) {
             let cands = RmsConfig::candidates(g.rmsnorm_smem());
@@ -168,17 +183,15 @@ pub fn tune(a: TuneArgs) -> ExitCode {
                 out(&what, cols as i64, tried, default.to_string());
             }
         }
-        let total = 2 * RMS_SIZES.len() * RmsConfig::candidates(0).len();
-        let mut k = 0;
         for dtype in ["bf16", "f32"] {
+            p.set_what(&format!("tune rmsnorm_{dtype}"));
             let mut out = |what: &str, n: i64, tried: Vec<Tried>, default: String| {
                 for t in &tried {
-                    k += 1;
-                    progress(k, total, what, t);
+                    progress(&mut p, what, t);
                     failed |= t.1.is_err();
                 }
                 if let Some(b) = best(&device, ("rmsnorm", dtype, n), &tried, &default) {
-                    println!("{}", b.1);
+                    p.line(&b.1);
                     found.push(b.0);
                 }
             };
@@ -210,31 +223,31 @@ pub fn tune(a: TuneArgs) -> ExitCode {
             }
             tried
         }
-        let cands = CopyConfig::candidates(g.rmsnorm_smem(), g.has_kernel("bulk_copy_f32"));
-        let total = 3 * cands.len();
-        let mut k = 0;
-        for (dtype, tried) in [
-            (f32::NAME, copies::<f32>(&g, &cands, r, &mut rng)),
-            (f16::NAME, copies::<f16>(&g, &cands, r, &mut rng)),
-            (bf16::NAME, copies::<bf16>(&g, &cands, r, &mut rng)),
-        ] {
+        let cands = &copy_cands;
+        // each type's lines as soon as it is timed
+        type Copies = fn(&Gpu, &[CopyConfig], usize, &mut Rng) -> Vec<Tried>;
+        let each: [(&str, Copies); 3] = [
+            (f32::NAME, copies::<f32>),
+            (f16::NAME, copies::<f16>),
+            (bf16::NAME, copies::<bf16>),
+        ];
+        for (dtype, copies) in each {
+            p.set_what(&format!("tune copy_{dtype}"));
+            let tried = copies(&g, cands, r, &mut rng);
             let what = format!("copy_{dtype} 2^28 bytes");
             for t in &tried {
-                k += 1;
-                progress(k, total, &what, t);
+                progress(&mut p, &what, t);
                 failed |= t.1.is_err();
             }
             let default = CopyConfig::DEFAULT.to_string();
             if let Some(b) = best(&device, ("copy", dtype, 0), &tried, &default) {
-                println!("{}", b.1);
+                p.line(&b.1);
                 found.push(b.0);
             }
         }
     }
     if which(TuneKernel::Transpose) {
-        let cands = TransposeConfig::candidates();
-        let total = 3 * TUNE_TRANSPOSE.len() * cands.len();
-        let mut k = 0;
+        let cands = &tile_cands;
         fn tiles<T: Elem>(
             g: &Gpu,
             cands: &[TransposeConfig],
@@ -263,27 +276,32 @@ pub fn tune(a: TuneArgs) -> ExitCode {
                 })
                 .collect()
         }
+        type Tiles =
+            fn(&Gpu, &[TransposeConfig], (usize, usize, bool), usize, &mut Rng) -> Vec<Tried>;
+        let each: [(&str, Tiles); 3] = [
+            (f32::NAME, tiles::<f32>),
+            (f16::NAME, tiles::<f16>),
+            (bf16::NAME, tiles::<bf16>),
+        ];
         for shape @ (rows, cols, led) in TUNE_TRANSPOSE {
-            for (dtype, tried) in [
-                (f32::NAME, tiles::<f32>(&g, &cands, shape, r, &mut rng)),
-                (f16::NAME, tiles::<f16>(&g, &cands, shape, r, &mut rng)),
-                (bf16::NAME, tiles::<bf16>(&g, &cands, shape, r, &mut rng)),
-            ] {
+            for (dtype, tiles) in each {
                 let what = format!("transpose_{dtype} {rows}x{cols}");
+                p.set_what(&format!("tune {what}"));
+                let tried = tiles(&g, cands, shape, r, &mut rng);
                 for t in &tried {
-                    k += 1;
-                    progress(k, total, &what, t);
+                    progress(&mut p, &what, t);
                     failed |= t.1.is_err();
                 }
                 let default = TransposeConfig::default_for(dtype, led).to_string();
                 let key = (Tile::cache_kernel(led), dtype, 0);
                 if let Some(b) = best(&device, key, &tried, &default) {
-                    println!("{}", b.1);
+                    p.line(&b.1);
                     found.push(b.0);
                 }
             }
         }
     }
+    p.finish();
     let n = found.len();
     for e in found {
         cache.record(e);
