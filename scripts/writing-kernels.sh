@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
-# Runs every shell block of docs/writing-kernels.md, in order, as written, in a fresh directory
-# (the guide's "empty directory"), with TESSEL set to this checkout. CI runs it (no GPU: the
-# programs say so and check their host executions); on a GPU machine it runs the kernels there.
+# Runs every shell block (```sh) of docs/writing-kernels.md, or of the Markdown file given
+# (README.md's kernel), in order, as written, in a fresh directory (the documents' "empty
+# directory"), with TESSEL set to this checkout. CI runs it for both (no GPU: the programs say so
+# and check their simulated GPU runs); on a GPU machine it runs the kernels there.
 set -euo pipefail
 TESSEL=$(cd "$(dirname "$0")/.." && pwd)
 export TESSEL
-# one target directory for the guide's project and the example: tessel is compiled once
+doc="${1:-docs/writing-kernels.md}"
+case "$doc" in /*) ;; *) doc="$TESSEL/$doc" ;; esac
+name=$(basename "$doc")
+# one target directory for the documents' projects and the example: tessel is compiled once
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$TESSEL/target/writing-kernels}"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-script="$work/guide.sh"
+script="$work/commands.sh"
 {
   echo 'set -euo pipefail'
-  awk '/^```sh$/ { on = 1; next } /^```$/ { on = 0; next } on' "$TESSEL/docs/writing-kernels.md"
+  awk '/^```sh$/ { on = 1; next } /^```$/ { on = 0; next } on' "$doc"
 } > "$script"
-blocks=$(grep -c '^```sh$' "$TESSEL/docs/writing-kernels.md")
-echo "writing-kernels: running the guide's $blocks shell blocks in $work"
+blocks=$(grep -c '^```sh$' "$doc")
+echo "writing-kernels: running the $blocks shell blocks of $name in $work"
 (cd "$work" && bash "$script")
-echo "writing-kernels: every command of docs/writing-kernels.md ran"
+echo "writing-kernels: every command of $name ran"

@@ -1,7 +1,7 @@
 //! `tessel svg`'s pictures, rendered to pixels (resvg) and read back as XML (roxmltree): the cell
 //! of a known coordinate sits under its row and column labels, carries the label the algebra
 //! gives it and is filled, in the rendered pixels, with the color that label's rule gives; and
-//! the gallery's pictures (docs/gallery, shown in the README) are golden files.
+//! the gallery's pictures (docs/gallery, shown in docs/calculator.md) are golden files.
 
 use layout_core::{ComposedLayout, Layout};
 use tessel_calc::svg::{hue, svg_value, thread_color, Options, Rgb};
@@ -219,7 +219,7 @@ fn rank_3_layouts_are_slices_and_bad_input_is_an_error() {
     assert!(svg("composition(").is_err());
 }
 
-/// The gallery (docs/gallery/*.svg, in the README) is what `tessel svg` draws today;
+/// The gallery (docs/gallery/*.svg, in docs/calculator.md) is what `tessel svg` draws today;
 /// `TESSEL_BLESS=1` rewrites it.
 #[test]
 fn gallery_golden_files() {
@@ -242,7 +242,7 @@ fn gallery_golden_files() {
     }
 }
 
-/// The README's gallery: file, expression, tile.
+/// docs/calculator.md's gallery: file, expression, tile.
 const GALLERY: &[(&str, &str, Option<&str>)] = &[
     ("layout.svg", "(4,8):(8,1)", None),
     (
