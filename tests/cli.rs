@@ -39,7 +39,7 @@ fn eval_stdin(input: &[u8]) -> (Vec<String>, Option<i32>) {
 
 #[test]
 fn help_of_every_command() {
-    for cmd in ["eval", "show", "ptx", "run", "bench", "tune"] {
+    for cmd in ["eval", "show", "ptx", "run", "bench", "tune", "results"] {
         for args in [vec![cmd, "--help"], vec![cmd, "-h"], vec!["help", cmd]] {
             let out = tessel(&args);
             assert_eq!(out.status.code(), Some(0), "{args:?}");
@@ -53,7 +53,7 @@ fn help_of_every_command() {
     let out = tessel(&["--help"]);
     assert_eq!(out.status.code(), Some(0));
     let help = text(&out.stdout);
-    for cmd in ["eval", "show", "ptx", "run", "bench", "tune"] {
+    for cmd in ["eval", "show", "ptx", "run", "bench", "tune", "results"] {
         assert!(
             help.contains(&format!("  {cmd} ")),
             "{cmd} missing in\n{help}"
@@ -65,6 +65,47 @@ fn help_of_every_command() {
     for k in ["copy [N]", "transpose [ROWS COLS]", "rmsnorm [M N]", "all "] {
         assert!(help.contains(k), "{k} missing in\n{help}");
     }
+}
+
+#[test]
+fn results_print_the_table_and_refuse_bad_files_by_name() {
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/results.tsv");
+    let out = tessel(&["results", file]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("| kernel | types | sizes | of |"));
+    let dir = std::env::temp_dir().join(format!("tessel-cli-results-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (bad, readme) = (dir.join("bad.tsv"), dir.join("README.md"));
+    std::fs::write(&bad, "device\tdate\n").unwrap();
+    std::fs::write(&readme, "no markers\n").unwrap();
+    let (bad, readme) = (bad.to_str().unwrap(), readme.to_str().unwrap());
+    refused(&["results", bad], "results line 1: the header is");
+    refused(
+        &["results", file, "--readme", readme],
+        "README has no `<!-- results -->` line",
+    );
+    refused(
+        &["results", file, "--svg", bad, "--device", "B200"],
+        "no results of a device named \"B200\"",
+    );
+    refused(&["results", file, "--svg", bad], "--device");
+    refused(
+        &["results", "/nonexistent/results.tsv"],
+        "/nonexistent/results.tsv",
+    );
+    // a device's picture, drawn from the file
+    let svg = dir.join("h200.svg");
+    let out = tessel(&[
+        "results",
+        file,
+        "--svg",
+        svg.to_str().unwrap(),
+        "--device",
+        "H200",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(std::fs::read_to_string(&svg).unwrap().starts_with("<svg"));
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
