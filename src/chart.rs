@@ -25,8 +25,8 @@ fn xml(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// The picture of `rows` (one run: the first row's device, date and command are the title): a
-/// self-contained SVG document. Every row is one bar whose length is its percentage on a scale
+/// The picture of `rows` (one device's: the first row's device, then each run's command and
+/// date, are the title): a self-contained SVG document. Every row is one bar whose length is its percentage on a scale
 /// from 0 to the largest percentage (at least 110%) rounded up to 10; cases keep their order.
 pub fn svg(rows: &[Row]) -> String {
     let mut cases: Vec<&str> = Vec::new();
@@ -38,10 +38,17 @@ pub fn svg(rows: &[Row]) -> String {
     let top = rows.iter().map(|r| r.percent).fold(110.0f64, f64::max);
     let scale = (top / 10.0).ceil() * 10.0;
     let x = |p: f64| LABELS + BARS * p / scale;
-    let title = rows.first().map_or_else(
-        || "no results".to_string(),
-        |r| format!("{}: {} ({})", r.device, r.command, r.date),
-    );
+    let mut runs: Vec<String> = Vec::new();
+    for r in rows {
+        let run = format!("{} ({})", r.command, r.date);
+        if !runs.contains(&run) {
+            runs.push(run);
+        }
+    }
+    let title = match rows.first() {
+        Some(r) => format!("{}: {}", r.device, runs.join(", ")),
+        None => "no results".to_string(),
+    };
     let head = 58.0;
     let height = head
         + cases

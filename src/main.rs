@@ -89,7 +89,12 @@ enum Command {
         #[arg(long, value_name = "README")]
         readme: Option<std::path::PathBuf>,
         /// Draw the results of one device (--device) as `bench --svg` does, into this file
-        #[arg(long, value_name = "SVG", requires = "device")]
+        #[arg(
+            long,
+            value_name = "SVG",
+            requires = "device",
+            conflicts_with = "readme"
+        )]
         svg: Option<std::path::PathBuf>,
         /// With --svg: the device whose results to draw (its name, or a word of it: H200)
         #[arg(long, value_name = "NAME", requires = "svg")]
@@ -260,7 +265,6 @@ fn analyze(space: Space, layout: &str, tv: &str, bits: i64, width: Option<i64>) 
     })
 }
 
-/// `tessel svg`: the picture on stdout, or the reason on stderr (exit status 2).
 /// `tessel results FILE [--readme README | --svg SVG --device NAME]`.
 fn results(
     file: &std::path::Path,
@@ -280,11 +284,24 @@ fn results(
                 .filter(|r| r.device == device || r.device.split_whitespace().any(|w| w == device))
                 .cloned()
                 .collect();
-            if mine.is_empty() {
-                return Err(format!(
-                    "{}: no results of a device named {device:?}",
-                    file.display()
-                ));
+            let mut names: Vec<&str> = mine.iter().map(|r| r.device.as_str()).collect();
+            names.sort_unstable();
+            names.dedup();
+            match names[..] {
+                [] => {
+                    let e = format!(
+                        "{}: no results of a device named {device:?}",
+                        file.display()
+                    );
+                    return Err(e);
+                }
+                [_] => {}
+                _ => {
+                    let all = names.join(", ");
+                    return Err(format!(
+                        "{device:?} names several devices ({all}): give the whole name"
+                    ));
+                }
             }
             std::fs::write(p, tessel::chart::svg(&mine))
                 .map_err(|e| format!("{}: {e}", p.display()))?;
@@ -309,6 +326,7 @@ fn results(
     }
 }
 
+/// `tessel svg`: the picture on stdout, or the reason on stderr (exit status 2).
 fn svg(expr: &str, tile: Option<&str>, bits: i64) -> ExitCode {
     document(|| {
         let tile = match tile {

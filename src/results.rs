@@ -158,9 +158,11 @@ pub fn date_of(secs: u64) -> String {
 /// `n` as a power of two and a remainder under 64 when it is one (`2^26`, `2^26+5`), else in digits:
 /// the copy cases' sizes.
 pub fn power_of_two(n: usize) -> String {
-    let p = n.checked_ilog2().unwrap_or(0);
+    if n < 1024 {
+        return n.to_string();
+    }
+    let p = n.ilog2();
     match n - (1usize << p) {
-        _ if n < 1024 => n.to_string(),
         0 => format!("2^{p}"),
         r if r < 64 => format!("2^{p}+{r}"),
         _ => n.to_string(),
@@ -330,6 +332,7 @@ mod tests {
         assert_eq!(power_of_two((1 << 26) + 5), "2^26+5");
         assert_eq!(power_of_two(3000), "3000");
         assert_eq!(power_of_two(1000), "1000");
+        assert_eq!(power_of_two(0), "0");
     }
 
     #[test]

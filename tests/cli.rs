@@ -93,6 +93,33 @@ fn results_print_the_table_and_refuse_bad_files_by_name() {
         &["results", "/nonexistent/results.tsv"],
         "/nonexistent/results.tsv",
     );
+    // bench checks its results file before it opens the GPU, and records one GPU's kernels
+    let out = tessel(&["bench", "copy", "--results", bad]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("results line 1: the header is"));
+    refused(&["bench", "--gpus", "2", "--peers"], "not with --gpus N");
+    // a word naming two devices is refused, the whole name draws
+    let two = dir.join("two.tsv");
+    let row = |device: &str| tessel::results::Row {
+        device: device.into(),
+        date: "2026-11-28".into(),
+        command: "tessel bench copy".into(),
+        kernel: "copy f32 2^26".into(),
+        who: "tessel".into(),
+        value: 3000.0,
+        unit: "GB/s".into(),
+        of: "copy".into(),
+        percent: 97.0,
+    };
+    let rows = [row("NVIDIA H100 80GB HBM3"), row("NVIDIA H100 PCIe")];
+    std::fs::write(&two, tessel::results::render(&rows)).unwrap();
+    let two = two.to_str().unwrap();
+    refused(
+        &["results", two, "--svg", bad, "--device", "H100"],
+        "names several devices",
+    );
+    let out = tessel(&["results", two, "--svg", bad, "--device", "NVIDIA H100 PCIe"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     // a device's picture, drawn from the file
     let svg = dir.join("h200.svg");
     let out = tessel(&[

@@ -43,6 +43,13 @@ pub fn bench(a: BenchArgs) -> ExitCode {
             "--split, --chunks and --comm-sms time a GEMM over --gpus N (N >= 2): bench gemm --gpus N",
         );
     }
+    if a.gpus > 1 && (a.peers || a.results.is_some() || a.svg.is_some()) {
+        return crate::usage_error(
+            "bench",
+            ErrorKind::ArgumentConflict,
+            "--peers, --results and --svg record one GPU's kernels (not with --gpus N)",
+        );
+    }
     if a.process_per_gpu && a.gpus < 2 {
         return crate::usage_error(
             "bench",
@@ -62,6 +69,13 @@ pub fn bench(a: BenchArgs) -> ExitCode {
             ErrorKind::WrongNumberOfValues,
             "bench takes SIZES for gemm only, in triples M N K",
         );
+    }
+    // the results file must read (or not exist yet) before minutes of timing go into it
+    if let Some(p) = &a.results {
+        if let Err(e) = Run::read(p) {
+            eprintln!("tessel bench: {e}");
+            return ExitCode::from(2);
+        }
     }
     let g = match Gpu::open(a.on.device, built_ptx::PTX) {
         Ok(g) => g,
@@ -103,16 +117,15 @@ pub fn bench(a: BenchArgs) -> ExitCode {
     let say = |line: String| progress.borrow_mut().line(&line);
     // the headline rows, as results
     let results: RefCell<Vec<results::Row>> = RefCell::new(vec![]);
-    let run = Run::now(&g, &a);
+    let run = Run::now(&g);
     // a timing, and its case's name where it is the case's headline row
     let mut go = |t: Result<Timing, GpuError>, case: Option<String>| {
         match &t {
             Ok(t) => {
                 say(timing_line(t));
-                if let Some(case) = case {
-                    progress.borrow_mut().tick();
+                if let Some(case) = &case {
                     results.borrow_mut().push(run.row(
-                        &case,
+                        case,
                         "tessel",
                         t.gbps(),
                         "GB/s",
@@ -122,6 +135,10 @@ pub fn bench(a: BenchArgs) -> ExitCode {
                 }
             }
             Err(e) => say(format!("error: {e}")),
+        }
+        // the case's step is done, timed or failed
+        if case.is_some() {
+            progress.borrow_mut().tick();
         }
         rows.push(t);
     };
@@ -261,7 +278,10 @@ pub fn bench(a: BenchArgs) -> ExitCode {
                         );
                     }
                 }
-                Err(e) => go(Err(e), None),
+                Err(e) => go(
+                    Err(e),
+                    Some(format!("copy {} {}", T::NAME, results::power_of_two(n))),
+                ),
             }
         }
         copy::<f32>(&g, &tuned, 1 << 26, (r, &mut rng), &mut go);
@@ -336,12 +356,14 @@ pub(super) struct Run {
 impl Run {
     /// This run: the device `g`, today (UTC), and the command line without `--results` and
     /// `--svg` (where the results go, not what was measured).
-    pub(super) fn now(g: &Gpu, _a: &BenchArgs) -> Run {
+    pub(super) fn now(g: &Gpu) -> Run {
         let secs = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
         let mut words = vec!["tessel".to_string()];
-        let mut args = std::env::args().skip(1);
+        let mut args = std::env::args_os()
+            .skip(1)
+            .map(|w| w.to_string_lossy().into_owned());
         while let Some(w) = args.next() {
             match w.as_str() {
                 "--results" | "--svg" => {
@@ -390,21 +412,27 @@ impl Run {
         svg: Option<&std::path::Path>,
     ) -> Result<(), String> {
         let at = |p: &std::path::Path, e: &dyn std::fmt::Display| format!("{}: {e}", p.display());
-        if let Some(p) = file {
-            let old = match std::fs::read_to_string(p) {
-                Ok(t) => results::parse(&t).map_err(|e| at(p, &e))?,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => vec![],
-                Err(e) => return Err(at(p, &e)),
-            };
-            std::fs::write(p, results::render(&results::merge(&old, rows)))
-                .map_err(|e| at(p, &e))?;
-            println!("results: {} rows recorded in {}", rows.len(), p.display());
-        }
         if let Some(p) = svg {
             std::fs::write(p, tessel::chart::svg(rows)).map_err(|e| at(p, &e))?;
             println!("results: drawn in {}", p.display());
         }
+        if let Some(p) = file {
+            let old = Self::read(p)?;
+            std::fs::write(p, results::render(&results::merge(&old, rows)))
+                .map_err(|e| at(p, &e))?;
+            println!("results: {} rows recorded in {}", rows.len(), p.display());
+        }
         Ok(())
+    }
+
+    /// The rows of the results file `p`, none when it does not exist yet; `Err` names the file
+    /// and what is wrong with it.
+    pub(super) fn read(p: &std::path::Path) -> Result<Vec<results::Row>, String> {
+        match std::fs::read_to_string(p) {
+            Ok(t) => results::parse(&t).map_err(|e| format!("{}: {e}", p.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(vec![]),
+            Err(e) => Err(format!("{}: {e}", p.display())),
+        }
     }
 }
 
@@ -436,8 +464,10 @@ fn peers(run: &Run, a: &BenchArgs, reps: usize, say: &dyn Fn(String)) -> Vec<res
     for line in out.lines() {
         let f: Vec<&str> = line.split('\t').collect();
         match f[..] {
-            [kernel, who, gbps, percent] => match (gbps.parse(), percent.parse()) {
-                (Ok(v), Ok(p)) => rows.push(run.row(kernel, who, v, "GB/s", "copy", p)),
+            [kernel, who, gbps, percent] => match (gbps.parse::<f64>(), percent.parse::<f64>()) {
+                (Ok(v), Ok(p)) if v.is_finite() && p.is_finite() && v >= 0.0 && p >= 0.0 => {
+                    rows.push(run.row(kernel, who, v, "GB/s", "copy", p))
+                }
                 _ => say(format!("peers: {line}")),
             },
             _ => say(format!("peers: {line}")),
