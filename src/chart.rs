@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::results::Row;
+use crate::results::{self, Row};
 
 /// Left of the bars: the cases' and the bars' labels.
 const LABELS: f64 = 290.0;
@@ -26,25 +26,18 @@ fn xml(s: &str) -> String {
 }
 
 /// The picture of `rows` (one device's: the first row's device, then each run's command and
-/// date, are the title): a self-contained SVG document. Every row is one bar whose length is its percentage on a scale
-/// from 0 to the largest percentage (at least 110%) rounded up to 10; cases keep their order.
+/// date, are the title): a self-contained SVG document. Every row is one bar whose length is its
+/// percentage on a scale from 0 to the largest percentage (at least 110%) rounded up to 10; cases
+/// keep their order.
 pub fn svg(rows: &[Row]) -> String {
-    let mut cases: Vec<&str> = Vec::new();
-    for r in rows {
-        if !cases.contains(&r.kernel.as_str()) {
-            cases.push(&r.kernel);
-        }
-    }
+    let cases = results::distinct(rows.iter().map(|r| r.kernel.as_str()));
     let top = rows.iter().map(|r| r.percent).fold(110.0f64, f64::max);
     let scale = (top / 10.0).ceil() * 10.0;
     let x = |p: f64| LABELS + BARS * p / scale;
-    let mut runs: Vec<String> = Vec::new();
-    for r in rows {
-        let run = format!("{} ({})", r.command, r.date);
-        if !runs.contains(&run) {
-            runs.push(run);
-        }
-    }
+    let runs: Vec<String> = results::runs_of(rows)
+        .iter()
+        .map(|(command, date)| format!("{command} ({date})"))
+        .collect();
     let title = match rows.first() {
         Some(r) => format!("{}: {}", r.device, runs.join(", ")),
         None => "no results".to_string(),

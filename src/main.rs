@@ -284,9 +284,7 @@ fn results(
                 .filter(|r| r.device == device || r.device.split_whitespace().any(|w| w == device))
                 .cloned()
                 .collect();
-            let mut names: Vec<&str> = mine.iter().map(|r| r.device.as_str()).collect();
-            names.sort_unstable();
-            names.dedup();
+            let names = tessel::results::distinct(mine.iter().map(|r| r.device.as_str()));
             match names[..] {
                 [] => {
                     let e = format!(

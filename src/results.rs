@@ -183,6 +183,25 @@ pub fn parts_of(kernel: &str) -> (&str, &str, &str) {
     (next(), next(), next())
 }
 
+/// The distinct items of `items`, in the order they first appear.
+pub fn distinct<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
+    let mut out = Vec::new();
+    for x in items {
+        if !out.contains(&x) {
+            out.push(x);
+        }
+    }
+    out
+}
+
+/// Each run of `rows` (command and date), in the order they first appear.
+pub fn runs_of<'a>(rows: impl IntoIterator<Item = &'a Row>) -> Vec<(&'a str, &'a str)> {
+    distinct(
+        rows.into_iter()
+            .map(|r| (r.command.as_str(), r.date.as_str())),
+    )
+}
+
 /// `lo%` or `lo-hi%` (one decimal).
 fn range(v: &[f64]) -> String {
     let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
@@ -200,16 +219,8 @@ fn range(v: &[f64]) -> String {
 /// baseline itself is no peer) with its name(s); then one line with each device's runs (commands
 /// and dates).
 pub fn markdown(rows: &[Row]) -> String {
-    fn add<'a>(v: &mut Vec<&'a str>, x: &'a str) {
-        if !v.contains(&x) {
-            v.push(x);
-        }
-    }
-    let (mut devices, mut ops) = (Vec::new(), Vec::new());
-    for r in rows {
-        add(&mut devices, &r.device);
-        add(&mut ops, parts_of(&r.kernel).0);
-    }
+    let devices = distinct(rows.iter().map(|r| r.device.as_str()));
+    let ops = distinct(rows.iter().map(|r| parts_of(&r.kernel).0));
     let mut s = String::from("| kernel | types | sizes | of |");
     for d in &devices {
         let _ = write!(s, " {} tessel | best peer |", short_device(d));
@@ -222,12 +233,9 @@ pub fn markdown(rows: &[Row]) -> String {
             .iter()
             .filter(|r| parts_of(&r.kernel).0 == *op)
             .collect();
-        let (mut types, mut sizes, mut cases) = (Vec::new(), Vec::new(), Vec::new());
-        for r in &mine {
-            add(&mut types, parts_of(&r.kernel).1);
-            add(&mut sizes, parts_of(&r.kernel).2);
-            add(&mut cases, &r.kernel);
-        }
+        let types = distinct(mine.iter().map(|r| parts_of(&r.kernel).1));
+        let sizes = distinct(mine.iter().map(|r| parts_of(&r.kernel).2));
+        let cases = distinct(mine.iter().map(|r| r.kernel.as_str()));
         let _ = write!(
             s,
             "| {op} | {} | {} | {} |",
@@ -242,17 +250,17 @@ pub fn markdown(rows: &[Row]) -> String {
                 .filter(|r| r.who == "tessel")
                 .map(|r| r.percent)
                 .collect();
-            let (mut best, mut who) = (Vec::new(), Vec::new());
-            for case in &cases {
-                let peer = here
-                    .iter()
-                    .filter(|r| r.kernel == *case && r.who != "tessel" && r.who != r.of)
-                    .max_by(|a, b| a.percent.total_cmp(&b.percent));
-                if let Some(p) = peer {
-                    best.push(p.percent);
-                    add(&mut who, &p.who);
-                }
-            }
+            // each case's best peer
+            let peers: Vec<&&&Row> = cases
+                .iter()
+                .filter_map(|case| {
+                    here.iter()
+                        .filter(|r| r.kernel == *case && r.who != "tessel" && r.who != r.of)
+                        .max_by(|a, b| a.percent.total_cmp(&b.percent))
+                })
+                .collect();
+            let best: Vec<f64> = peers.iter().map(|r| r.percent).collect();
+            let who = distinct(peers.iter().map(|r| r.who.as_str()));
             let cell = |v: &[f64]| {
                 if v.is_empty() {
                     String::new()
@@ -278,15 +286,9 @@ pub fn markdown(rows: &[Row]) -> String {
     }
     let mut runs = Vec::new();
     for d in &devices {
-        let mut mine: Vec<(&str, &str)> = Vec::new();
-        for r in rows.iter().filter(|r| r.device == *d) {
-            if !mine.contains(&(&r.date, &r.command)) {
-                mine.push((&r.date, &r.command));
-            }
-        }
-        let mine: Vec<String> = mine
+        let mine: Vec<String> = runs_of(rows.iter().filter(|r| r.device == *d))
             .iter()
-            .map(|(day, c)| format!("`{c}` ({day})"))
+            .map(|(c, day)| format!("`{c}` ({day})"))
             .collect();
         runs.push(format!("{d}: {}", mine.join(", ")));
     }
