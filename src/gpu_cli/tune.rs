@@ -76,6 +76,26 @@ pub(super) fn progress(p: &mut Progress, what: &str, t: &Tried) {
     p.step(&line);
 }
 
+/// One kernel, type and size settled: each of `tried` a step of `p`, then the fastest's line
+/// and cache entry (into `found`, when one ran); whether a candidate failed.
+pub(super) fn settle(
+    p: &mut Progress,
+    device: &DeviceId,
+    (what, key): (&str, (&str, &str, i64)),
+    tried: &[Tried],
+    default: &str,
+    found: &mut Vec<Entry>,
+) -> bool {
+    for t in tried {
+        progress(p, what, t);
+    }
+    if let Some(b) = best(device, key, tried, default) {
+        p.line(&b.1);
+        found.push(b.0);
+    }
+    tried.iter().any(|t| t.1.is_err())
+}
+
 /// The fastest of `tried` as a cache entry, and its line; `None` when none ran.
 pub(super) fn best(
     device: &DeviceId,
@@ -186,14 +206,8 @@ pub fn tune(a: TuneArgs) -> ExitCode {
         for dtype in ["bf16", "f32"] {
             p.set_what(&format!("tune rmsnorm_{dtype}"));
             let mut out = |what: &str, n: i64, tried: Vec<Tried>, default: String| {
-                for t in &tried {
-                    progress(&mut p, what, t);
-                    failed |= t.1.is_err();
-                }
-                if let Some(b) = best(&device, ("rmsnorm", dtype, n), &tried, &default) {
-                    p.line(&b.1);
-                    found.push(b.0);
-                }
+                let key = ("rmsnorm", dtype, n);
+                failed |= settle(&mut p, &device, (what, key), &tried, &default, &mut found);
             };
             if dtype == "bf16" {
                 rms::<bf16>(&g, (r, &mut rng), &mut out);
@@ -235,15 +249,9 @@ pub fn tune(a: TuneArgs) -> ExitCode {
             p.set_what(&format!("tune copy_{dtype}"));
             let tried = copies(&g, cands, r, &mut rng);
             let what = format!("copy_{dtype} 2^28 bytes");
-            for t in &tried {
-                progress(&mut p, &what, t);
-                failed |= t.1.is_err();
-            }
             let default = CopyConfig::DEFAULT.to_string();
-            if let Some(b) = best(&device, ("copy", dtype, 0), &tried, &default) {
-                p.line(&b.1);
-                found.push(b.0);
-            }
+            let key = ("copy", dtype, 0);
+            failed |= settle(&mut p, &device, (&what, key), &tried, &default, &mut found);
         }
     }
     if which(TuneKernel::Transpose) {
@@ -288,16 +296,9 @@ pub fn tune(a: TuneArgs) -> ExitCode {
                 let what = format!("transpose_{dtype} {rows}x{cols}");
                 p.set_what(&format!("tune {what}"));
                 let tried = tiles(&g, cands, shape, r, &mut rng);
-                for t in &tried {
-                    progress(&mut p, &what, t);
-                    failed |= t.1.is_err();
-                }
                 let default = TransposeConfig::default_for(dtype, led).to_string();
                 let key = (Tile::cache_kernel(led), dtype, 0);
-                if let Some(b) = best(&device, key, &tried, &default) {
-                    p.line(&b.1);
-                    found.push(b.0);
-                }
+                failed |= settle(&mut p, &device, (&what, key), &tried, &default, &mut found);
             }
         }
     }
