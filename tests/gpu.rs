@@ -585,6 +585,96 @@ fn gemm_wg_on<I: tessel_gpu::mma::MmaIn + Default + host::runtime::tma::TmaElem>
     );
 }
 
+/// `attention` (the FlashAttention forward: TMA, mbarriers, a producer and two consumer
+/// warpgroups, wgmma from shared memory and from registers, `ex2.approx`) on the GPU: every row
+/// of O and of the log-sum-exp within host::checks::attention's bound of the f64 reference, at
+/// one tile and several, ragged lengths, GQA and MQA, causal and not, bf16 and f16; outputs
+/// poisoned with NaN. sm_90 devices only (the sm_90a PTX).
+#[test]
+fn attention_is_within_its_bound_on_the_gpu() {
+    use host::checks::attention::Shape;
+    let Some(g) = gpu() else { return };
+    if !g.has_kernel("gemm_sm90_bf16_f32") {
+        eprintln!("attention_is_within_its_bound_on_the_gpu: SKIPPED, no sm_90a PTX here");
+        return;
+    }
+    let module = g.load(tessel::ptx::PTX).unwrap();
+    let mut rng = seeded("attention_is_within_its_bound_on_the_gpu");
+    let shape = |bh: [usize; 3], seq: [usize; 2], d: usize, causal: bool| Shape {
+        batch: bh[0],
+        heads: bh[1],
+        kv_heads: bh[2],
+        seq_q: seq[0],
+        seq_k: seq[1],
+        d,
+        causal,
+    };
+    type A<I, const OV: usize, const C: bool> = tessel_gpu::attention::Attention<I, OV, 64, C>;
+    let m = &module;
+    attention_on::<bf16, A<bf16, 32, false>>(&g, m, &mut rng, shape([1, 1, 1], [1, 1], 64, false));
+    attention_on::<bf16, A<bf16, 32, false>>(
+        &g,
+        m,
+        &mut rng,
+        shape([2, 4, 2], [130, 300], 64, false),
+    );
+    attention_on::<bf16, A<bf16, 32, true>>(
+        &g,
+        m,
+        &mut rng,
+        shape([1, 2, 1], [257, 257], 64, true),
+    );
+    attention_on::<f16, A<f16, 32, false>>(&g, m, &mut rng, shape([1, 3, 1], [64, 129], 64, false));
+    attention_on::<bf16, A<bf16, 64, false>>(
+        &g,
+        m,
+        &mut rng,
+        shape([2, 2, 2], [384, 1000], 128, false),
+    );
+    attention_on::<bf16, A<bf16, 64, true>>(
+        &g,
+        m,
+        &mut rng,
+        shape([1, 4, 2], [700, 700], 128, true),
+    );
+    attention_on::<f16, A<f16, 64, false>>(
+        &g,
+        m,
+        &mut rng,
+        shape([1, 2, 2], [45, 257], 128, false),
+    );
+}
+
+fn attention_on<I, K>(
+    g: &Gpu,
+    module: &host::runtime::module::Module,
+    rng: &mut Rng,
+    shape: host::checks::attention::Shape,
+) where
+    I: tessel_gpu::mma::MmaIn + Default + host::runtime::tma::TmaElem,
+    K: tessel_gpu::ctx::Entry<
+        Params<Device> = tessel_gpu::attention::AttentionParams<
+            GmemTensorMap<I>,
+            Gmem<I>,
+            Gmem<f32>,
+        >,
+    >,
+{
+    use host::checks::attention::{Inputs, OnGpu};
+    let x = Inputs::<I>::new(rng, shape);
+    let run = OnGpu::new(g, &x, 128).unwrap();
+    module.launch::<K>(run.params).unwrap();
+    let (o, lse) = run.outputs(g).unwrap();
+    let rows: Vec<usize> = (0..shape.rows()).collect();
+    let worst = x
+        .check(&o, &lse, &rows, 128)
+        .unwrap_or_else(|e| panic!("{} {e}", I::NAME));
+    println!(
+        "attention {} {shape:?}: every row within {worst:.3} of its bound",
+        I::NAME
+    );
+}
+
 /// `cluster_check` (clusters of two blocks: distributed shared memory after `cluster_sync`, a box
 /// multicast by the copy engine into both blocks, mbarrier arrivals across the cluster) on the
 /// GPU: the outputs the simulated GPU gives, each element known (outputs poisoned with NaN).

@@ -95,20 +95,29 @@ pub enum Sync {
     },
     /// `wgmma.fence.sync.aligned` over the thread's warpgroup.
     WgmmaFence,
-    /// `wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}` over the thread's warpgroup, A
-    /// and B from shared memory through their descriptors, `N = 2 values`.
+    /// `wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}` over the thread's warpgroup, B
+    /// from shared memory through its descriptor, A from shared memory too (`_SS`) or from the
+    /// threads' registers (`_RS`), `N = 2 values`.
     Wgmma {
-        /// A's descriptor (`64 x 16`, K-major).
+        /// A's descriptor (`64 x 16`); 0 where A is in registers.
         a: u64,
-        /// B's descriptor (`N x 16`, K-major).
+        /// A in registers (`_RS`): the thread's four words of the `64 x 16` tile (layout-core's
+        /// `GMMA_A_REG_64X16`, value `2 i` in word `i`'s low half, `2 i + 1` in its high half);
+        /// `None` where A is in shared memory.
+        a_regs: Option<[u32; 4]>,
+        /// B's descriptor (`N x 16`).
         b: u64,
+        /// A's and B's major-ness (`imm-trans-a`, `imm-trans-b`): M- or N-major where true,
+        /// K-major where false.
+        mn_major: [bool; 2],
         /// `bf16` operands (else `f16`).
         bf16: bool,
         /// Add to the accumulators (else overwrite them: scale-d 0).
         accumulate: bool,
         /// Accumulators per thread (`N / 2`).
         values: u32,
-        /// The thread's accumulators: the calling thread's, valid while it waits.
+        /// The thread's accumulators: the calling thread's, which it leaves in place (neither
+        /// read nor written) until a `wgmma.wait_group` covers this wgmma.
         acc: *mut f32,
     },
     /// `wgmma.commit_group.sync.aligned` over the thread's warpgroup.

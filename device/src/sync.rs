@@ -197,6 +197,18 @@ pub fn warp_reduce(mut v: f32, op: impl Fn(f32, f32) -> f32) -> f32 {
     v
 }
 
+/// `op` over the four lanes of the thread's quad (lanes `4 (lane / 4) .. 4 (lane / 4) + 4`), in
+/// each of them: the butterfly with masks 1 and 2. A row of a wgmma's accumulators (and of
+/// `mma.sync`'s) is held by one quad, so this is a row's reduction once each lane has folded its
+/// own values. For a commutative `op` the four lanes compute the same operations on the same
+/// values: the same bits.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn quad_reduce(v: f32, op: impl Fn(f32, f32) -> f32) -> f32 {
+    let v = op(v, shfl_xor(v, 1));
+    op(v, shfl_xor(v, 2))
+}
+
 /// `op` over the `warps` consecutive warps that thread `thread` belongs to (its group: warps
 /// `warps * (warp / warps) ..`; `warps` divides the block's warps), in every thread of the group
 /// (CuTeDSL's block reduction, over a row of `warps` warps). Each warp reduces by

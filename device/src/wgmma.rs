@@ -1,7 +1,9 @@
 //! The warpgroup's tensor-core instruction (sm_90a) in the kernel model: `wgmma.mma_async`
-//! reads A (`64 x 16`) and B (`N x 16`) from shared memory through their descriptors (layout-core's
-//! `make_gmma_desc_k`, placed by [`gmma_desc`]) and accumulates `D = A B^T + D` in `f32`
-//! registers spread over the warpgroup's 128 threads as layout-core's `SM90_64xNx16_F32..._SS`
+//! reads B (`N x 16`, `N` a multiple of 8 up to 256) from shared memory through its descriptor
+//! (layout-core's `make_gmma_desc_k`, placed by [`gmma_desc`]) and A (`64 x 16`) from shared
+//! memory too ([`wgmma_ss`], [`wgmma`]) or from the threads' registers ([`wgmma_rs`]), each
+//! operand in shared memory K-major or M/N-major, and accumulates `D = A B^T + D` in `f32`
+//! registers spread over the warpgroup's 128 threads as layout-core's `SM90_64xNx16_F32...`
 //! atoms say (`N / 2` per thread). It runs asynchronously: CuTe's [`warpgroup_arrive`] fences the
 //! registers before a batch, [`warpgroup_commit_batch`] closes a batch, and
 //! [`warpgroup_wait`] waits until at most `N` batches are in flight: only then may the
@@ -13,10 +15,10 @@
 //! operands as checked shared-memory reads that stay in flight until the wait, and computes each
 //! element's 16 products and its accumulator in `f64`, rounded once (the tensor cores add in their
 //! own order: equal bits where every partial sum is exact, within a few units in the last place
-//! otherwise). It reports a wgmma without a fence since the warpgroup's last wait, a write to
-//! shared memory a wgmma in flight reads, operands that differ across the warpgroup, and a
-//! warpgroup that ends with wgmmas in flight. K-major operands of 16-bit types (`tnspA = tnspB =
-//! 0`) only.
+//! otherwise); the accumulators read NaN until the wait that covers the wgmma writes them. It
+//! reports a wgmma without a fence since the warpgroup's last wait, a write to shared memory a
+//! wgmma in flight reads, operands that differ across the warpgroup, and a warpgroup that ends
+//! with wgmmas in flight. 16-bit inputs (`bf16`, `f16`) only.
 
 use crate::mma::MmaIn;
 use crate::tma::BulkCopy;
@@ -97,18 +99,14 @@ pub fn accumulators<const V: usize>() -> [f32; V] {
     unsafe { core::mem::zeroed() }
 }
 
-/// `wgmma.mma_async.sync.aligned.m64nNk16.f32.I.I` with `N = 2 V` (8 to 256: `V` one of 4, 8,
-/// 16, 32, 64, 128): `acc = A B^T + acc` (`accumulate`; else `A B^T`, scale-d 0) for the
+/// `wgmma.mma_async.sync.aligned.m64nNk16.f32.I.I` with `N = 2 V` (8 to 256: `V` a multiple of
+/// 4 up to 128): `acc = A B^T + acc` (`accumulate`; else `A B^T`, scale-d 0) for the
 /// warpgroup's `64 x N` tile, A (`64 x 16`) and B (`N x 16`) K-major in shared memory at the
 /// descriptors `a` and `b` ([`gmma_desc`]). Thread `t`'s `acc[v]` is element `(m, n)` of the tile
-/// where `m + 64 n` is the atom's `C(t % 128, v)`.
+/// where `m + 64 n` is the atom's `C(t % 128, v)`. [`wgmma_ss`] with both operands K-major.
 ///
 /// # Safety
-/// sm_90a (`ptxas` refuses it in PTX of other archs: declare such kernels for sm_90a only,
-/// `kernels! { #[cfg(target_feature = "sm_90a")] .. }`); every thread of the warpgroup calls it with the same operands, after a
-/// [`warpgroup_arrive`]; the operands in shared memory, written before (by the copy engine, or by
-/// threads after a `fence_proxy_async` and a barrier) and not written until a
-/// [`warpgroup_wait`] covers this wgmma; `acc` not read until then.
+/// As [`wgmma_ss`].
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn wgmma<I: MmaIn, const V: usize>(
@@ -117,10 +115,38 @@ pub unsafe fn wgmma<I: MmaIn, const V: usize>(
     acc: &mut [f32; V],
     accumulate: bool,
 ) {
+    wgmma_ss::<I, V, false, false>(a, b, acc, accumulate)
+}
+
+/// `wgmma.mma_async` (CuTe's `SM90_64xNx16_F32..._SS<tnspA, tnspB>`) with `N = 2 V` (`V` a
+/// multiple of 4 up to 128): `acc = A B^T + acc` (`accumulate`; else `A B^T`) for the
+/// warpgroup's `64 x N` tile, A (`64 x 16`) and B (`N x 16`) in shared memory at the descriptors
+/// `a` and `b` ([`gmma_desc`]), each K-major or, where `MN_A` / `MN_B`, M- / N-major (layout-core's
+/// `make_gmma_desc_k` with `GmmaMajor::MN`: e.g. `V` of attention's `P V`, stored with its head
+/// dimension contiguous). Thread `t`'s `acc[v]` is element `(m, n)` where `m + 64 n` is the
+/// atom's `C(t % 128, v)`.
+///
+/// # Safety
+/// sm_90a (`ptxas` refuses it in PTX of other archs: declare such kernels for sm_90a only,
+/// `kernels! { #[cfg(target_feature = "sm_90a")] .. }`); every thread of the warpgroup calls it
+/// with the same operands, after a [`warpgroup_arrive`]; the operands in shared memory, written
+/// before (by the copy engine, or by threads after a `fence_proxy_async` and a barrier) and not
+/// written until a [`warpgroup_wait`] covers this wgmma; `acc` neither read, written nor moved
+/// until then (more wgmmas may accumulate onto it meanwhile: the simulated GPU gives NaN to a
+/// read before the wait).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[allow(unconditional_panic)] // the arms of other `V` index past `acc`: dead code
+pub unsafe fn wgmma_ss<I: MmaIn, const V: usize, const MN_A: bool, const MN_B: bool>(
+    a: u64,
+    b: u64,
+    acc: &mut [f32; V],
+    accumulate: bool,
+) {
     const {
         assert!(
-            matches!(V, 4 | 8 | 16 | 32 | 64 | 128),
-            "wgmma takes N = 8, 16, 32, 64, 128 or 256"
+            V.is_multiple_of(4) && V >= 4 && V <= 128,
+            "wgmma takes N = 8, 16, .., 256"
         )
     };
     // (no `target_feature = "sm_90a"` test: the kernel crate's flags do not reach this crate;
@@ -129,15 +155,17 @@ pub unsafe fn wgmma<I: MmaIn, const V: usize>(
     {
         let scale = accumulate as u32;
         if I::BF16 {
-            wgmma_n!("bf16", a, b, scale, acc);
+            wgmma_n!(SS "bf16", (a, MN_A), b, MN_B, scale, acc);
         } else {
-            wgmma_n!("f16", a, b, scale, acc);
+            wgmma_n!(SS "f16", (a, MN_A), b, MN_B, scale, acc);
         }
     }
     #[cfg(not(target_arch = "nvptx64"))]
     request(Sync::Wgmma {
         a,
+        a_regs: None,
         b,
+        mn_major: [MN_A, MN_B],
         bf16: I::BF16,
         accumulate,
         values: V as u32,
@@ -145,62 +173,125 @@ pub unsafe fn wgmma<I: MmaIn, const V: usize>(
     });
 }
 
-/// The wgmma of `acc`'s length, `$t` its input type.
+/// `wgmma.mma_async` with A in registers (CuTe's `SM90_64xNx16_F32..._RS<K, tnspB>`), `N = 2 V`:
+/// `acc = A B^T + acc` (`accumulate`; else `A B^T`), A the `64 x 16` tile whose thread `t`
+/// holds `a`, four words of two 16-bit values (layout-core's `GMMA_A_REG_64X16`: value `2 i` in
+/// word `i`'s low half, `2 i + 1` in its high half, at `(m, k)` with `m + 64 k =
+/// GMMA_A_REG_64X16(t % 128, v)`), B (`N x 16`) in shared memory at the descriptor `b`, K-major
+/// or, where `MN_B`, N-major.
+///
+/// That register layout is the accumulators' for `N = 16` (the atoms' `CLayout_64x16`): the
+/// results of one wgmma, rounded to 16 bits and packed in pairs (`acc[8 j .. 8 j + 8]` to the
+/// four words of k-block `j`), are the A of the next: attention's `P` multiplies `V` without
+/// leaving the registers.
+///
+/// # Safety
+/// As [`wgmma_ss`] (A in registers needs no fence of shared memory; the fence orders the
+/// registers).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[allow(unconditional_panic)] // the arms of other `V` index past `acc`: dead code
+pub unsafe fn wgmma_rs<I: MmaIn, const V: usize, const MN_B: bool>(
+    a: [u32; 4],
+    b: u64,
+    acc: &mut [f32; V],
+    accumulate: bool,
+) {
+    const {
+        assert!(
+            V.is_multiple_of(4) && V >= 4 && V <= 128,
+            "wgmma takes N = 8, 16, .., 256"
+        )
+    };
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let scale = accumulate as u32;
+        if I::BF16 {
+            wgmma_n!(RS "bf16", a, b, MN_B, scale, acc);
+        } else {
+            wgmma_n!(RS "f16", a, b, MN_B, scale, acc);
+        }
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    request(Sync::Wgmma {
+        a: 0,
+        a_regs: Some(a),
+        b,
+        mn_major: [false, MN_B],
+        bf16: I::BF16,
+        accumulate,
+        values: V as u32,
+        acc: acc.as_mut_ptr(),
+    });
+}
+
+/// The wgmma of `acc`'s length: one arm per `V`, each listing the accumulators `1 .. V` (0 is
+/// the macro's own).
 #[cfg(target_arch = "nvptx64")]
 macro_rules! wgmma_n {
-    ($t:literal, $a:expr, $b:expr, $scale:expr, $acc:expr) => {
-        match $acc.len() {
-            4 => wgmma_asm!("8", $t, $a, $b, $scale, $acc; IDX4),
-            8 => wgmma_asm!("16", $t, $a, $b, $scale, $acc; IDX8),
-            16 => wgmma_asm!("32", $t, $a, $b, $scale, $acc; IDX16),
-            32 => wgmma_asm!("64", $t, $a, $b, $scale, $acc; IDX32),
-            64 => wgmma_asm!("128", $t, $a, $b, $scale, $acc; IDX64),
-            _ => wgmma_asm!("256", $t, $a, $b, $scale, $acc; IDX128),
-        }
+    ($($args:tt)*) => {
+        wgmma_arms!(($($args)*); 4 8 12 16 20 24 28 32 36 40 44 48 52 56 60 64 68 72 76 80 84 88
+                    92 96 100 104 108 112 116 120 124 128)
     };
 }
 #[cfg(target_arch = "nvptx64")]
 use wgmma_n;
 
-/// One wgmma whose accumulators are `$acc[i]` for the listed `i`: each a register operand (an
-/// array element indexed by a constant, which stays a register).
+/// One match arm per `V` (a constant the match folds).
+#[cfg(target_arch = "nvptx64")]
+macro_rules! wgmma_arms {
+    ($args:tt; $($v:tt)*) => {
+        match V {
+            $($v => seq_macro::seq!(i in 1..$v { wgmma_asm!($v; $args; #(i)*) }),)*
+            _ => unreachable!(),
+        }
+    };
+}
+#[cfg(target_arch = "nvptx64")]
+use wgmma_arms;
+
+/// One wgmma whose accumulators are `$acc[0]` and `$acc[i]` for the listed `i`: each a register
+/// operand (an array element indexed by a constant, which stays a register).
 #[cfg(target_arch = "nvptx64")]
 macro_rules! wgmma_asm {
-    ($n:literal, $t:literal, $a:expr, $b:expr, $scale:expr, $acc:expr; $first:literal $($i:literal)*) => {{
-        #[allow(unconditional_panic)]
+    ($v:tt; (SS $t:literal, ($a:expr, $ta:expr), $b:expr, $tb:expr, $scale:expr, $acc:expr); $($i:literal)*) => {{
         core::arch::asm!(
             concat!(
-                "{{ .reg .pred p; setp.ne.b32 p, {scale}, 0; wgmma.mma_async.sync.aligned.m64n",
-                $n, "k16.f32.", $t, ".", $t, " {{{", $first, "}",
-                $(", {", $i, "}",)*
-                "}}, {da}, {db}, p, 1, 1, 0, 0; }}"
+                "{{ .reg .pred p; setp.ne.b32 p, {scale}, 0; wgmma.mma_async.sync.aligned.m64n{n}k16.f32.",
+                $t, ".", $t, " {{{0}", $(", {", $i, "}",)*
+                "}}, {da}, {db}, p, 1, 1, {ta}, {tb}; }}"
             ),
-            inout(reg32) $acc[$first],
+            inout(reg32) $acc[0],
             $(inout(reg32) $acc[$i],)*
             da = in(reg64) $a,
             db = in(reg64) $b,
             scale = in(reg32) $scale,
+            n = const 2 * $v,
+            ta = const $ta as u32,
+            tb = const $tb as u32,
             options(nostack, preserves_flags)
         )
     }};
-    ($n:literal, $t:literal, $a:expr, $b:expr, $scale:expr, $acc:expr; IDX4) => {
-        wgmma_asm!($n, $t, $a, $b, $scale, $acc; 0 1 2 3)
-    };
-    ($n:literal, $t:literal, $a:expr, $b:expr, $scale:expr, $acc:expr; IDX8) => {
-        wgmma_asm!($n, $t, $a, $b, $scale, $acc; 0 1 2 3 4 5 6 7)
-    };
-    ($n:literal, $t:literal, $a:expr, $b:expr, $scale:expr, $acc:expr; IDX16) => {
-        wgmma_asm!($n, $t, $a, $b, $scale, $acc; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
-    };
-    ($n:literal, $t:literal, $a:expr, $b:expr, $scale:expr, $acc:expr; IDX32) => {
-        wgmma_asm!($n, $t, $a, $b, $scale, $acc; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31)
-    };
-    ($n:literal, $t:literal, $a:expr, $b:expr, $scale:expr, $acc:expr; IDX64) => {
-        wgmma_asm!($n, $t, $a, $b, $scale, $acc; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63)
-    };
-    ($n:literal, $t:literal, $a:expr, $b:expr, $scale:expr, $acc:expr; IDX128) => {
-        wgmma_asm!($n, $t, $a, $b, $scale, $acc; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127)
-    };
+    ($v:tt; (RS $t:literal, $a:expr, $b:expr, $tb:expr, $scale:expr, $acc:expr); $($i:literal)*) => {{
+        core::arch::asm!(
+            concat!(
+                "{{ .reg .pred p; setp.ne.b32 p, {scale}, 0; wgmma.mma_async.sync.aligned.m64n{n}k16.f32.",
+                $t, ".", $t, " {{{0}", $(", {", $i, "}",)*
+                "}}, {{{a0}, {a1}, {a2}, {a3}}}, {db}, p, 1, 1, {tb}; }}"
+            ),
+            inout(reg32) $acc[0],
+            $(inout(reg32) $acc[$i],)*
+            a0 = in(reg32) $a[0],
+            a1 = in(reg32) $a[1],
+            a2 = in(reg32) $a[2],
+            a3 = in(reg32) $a[3],
+            db = in(reg64) $b,
+            scale = in(reg32) $scale,
+            n = const 2 * $v,
+            tb = const $tb as u32,
+            options(nostack, preserves_flags)
+        )
+    }};
 }
 #[cfg(target_arch = "nvptx64")]
 use wgmma_asm;

@@ -85,6 +85,7 @@ macro_rules! wgmma_m64n256k16 {
     };
 }
 
+pub mod attention;
 pub mod axpby;
 pub mod cluster_check;
 pub mod copy;
@@ -202,6 +203,28 @@ pub mod gemms {
     }
 }
 pub use gemms::KERNELS as GEMM_KERNELS;
+
+/// `attention`'s entry points (wgmma and the copy engine: sm_90a PTX only), by input type,
+/// head dimension, key tile and mask.
+pub mod attentions {
+    use half::{bf16, f16};
+    tessel_device::kernels! { #[cfg(target_feature = "sm_90a")]
+        attention_bf16_d64 => crate::attention::Attention<bf16, 32, 64, false>,
+        attention_bf16_d64_causal => crate::attention::Attention<bf16, 32, 64, true>,
+        attention_bf16_d128 => crate::attention::Attention<bf16, 64, 64, false>,
+        attention_bf16_d128_causal => crate::attention::Attention<bf16, 64, 64, true>,
+        attention_f16_d64 => crate::attention::Attention<f16, 32, 64, false>,
+        attention_f16_d128 => crate::attention::Attention<f16, 64, 64, false>,
+    }
+    tessel_device::ptx_directives! { #[cfg(target_feature = "sm_90a")] maxntid:
+        attention_bf16_d64 => crate::attention::THREADS,
+        attention_bf16_d64_causal => crate::attention::THREADS,
+        attention_bf16_d128 => crate::attention::THREADS,
+        attention_bf16_d128_causal => crate::attention::THREADS,
+        attention_f16_d64 => crate::attention::THREADS,
+        attention_f16_d128 => crate::attention::THREADS,
+    }
+}
 
 /// `mma.sync` ceiling microbenchmarks ([`mma_peak`]).
 #[cfg(target_arch = "nvptx64")]

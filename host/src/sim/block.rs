@@ -10,6 +10,7 @@ use super::clock::Clocks;
 use super::mbarrier::Mbarriers;
 use super::schedule::Schedule;
 use super::shared::Smem;
+use super::tensor_core::{Accumulators, SourceA, WgmmaOp};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::cell::{Cell, RefCell};
@@ -77,6 +78,8 @@ pub struct BlockState {
     pub smem: Vec<RefCell<Smem>>,
     /// Each block's mbarriers, by rank.
     pub mbar: Vec<RefCell<Mbarriers>>,
+    /// The accumulators of the wgmmas in flight.
+    accumulators: RefCell<Accumulators>,
     /// Threads per block.
     threads: usize,
     running: Cell<usize>,
@@ -134,6 +137,7 @@ pub fn run_block(
     state.clocks.get_mut().reset_with_engine(threads);
     state.smem.resize_with(blocks, Default::default);
     state.mbar.resize_with(blocks, Default::default);
+    state.accumulators.get_mut().reset();
     for (r, &m) in smem.iter().enumerate() {
         state.smem[r].get_mut().reset(m, (r * per_block, per_block));
         state.mbar[r].get_mut().reset();
@@ -393,14 +397,18 @@ fn same_warpgroup_op(a: &Sync, b: &Sync) -> bool {
     let operands = |op: &Sync| match *op {
         Sync::Wgmma {
             a,
+            a_regs,
             b,
+            mn_major,
             bf16,
             accumulate,
             values,
             ..
         } => Sync::Wgmma {
             a,
+            a_regs: a_regs.map(|_| [0; 4]),
             b,
+            mn_major,
             bf16,
             accumulate,
             values,
@@ -450,7 +458,9 @@ fn warpgroup_op(b: &BlockState, (wg, op, site): (usize, Sync, Site), states: &[S
         }
         Sync::Wgmma {
             a,
+            a_regs,
             b: bd,
+            mn_major,
             bf16,
             accumulate,
             values,
@@ -464,23 +474,42 @@ fn warpgroup_op(b: &BlockState, (wg, op, site): (usize, Sync, Site), states: &[S
                      registers and shared memory as the threads left them"
                 ));
             }
-            let acc: Vec<*mut f32> = group
+            let (acc, regs): (Vec<*mut f32>, Vec<[u32; 4]>) = group
                 .iter()
                 .map(|&t| match states[t] {
-                    State::Waiting(Sync::Wgmma { acc, .. }, _, _) => acc,
+                    State::Waiting(Sync::Wgmma { acc, a_regs, .. }, _, _) => {
+                        (acc, a_regs.unwrap_or_default())
+                    }
                     _ => unreachable!("met at the wgmma"),
                 })
-                .collect();
-            super::tensor_core::wgmma(
+                .unzip();
+            let values = values as usize;
+            let op = WgmmaOp {
+                a: match a_regs {
+                    Some(_) => SourceA::Regs(&regs),
+                    None => SourceA::Desc(a),
+                },
+                b: bd,
+                mn_major,
+                bf16,
+                accumulate,
+                values,
+            };
+            let mut accumulators = b.accumulators.borrow_mut();
+            let out = super::tensor_core::wgmma(
                 (&mut smem, &b.clocks.borrow()),
                 (g, 128 * wg),
-                [a, bd],
-                (bf16, accumulate, values as usize),
-                &acc,
+                op,
+                |i| accumulators.input(wg, (i / values, i % values), acc[i / values], values),
                 site,
             );
+            accumulators.issue(wg, acc, values, out);
         }
-        Sync::WgmmaCommit => b.smem[r].borrow_mut().wgmma_commit(g),
+        Sync::WgmmaCommit => {
+            let mut smem = b.smem[r].borrow_mut();
+            b.accumulators.borrow_mut().commit(wg, smem.warpgroups[g].0);
+            smem.wgmma_commit(g);
+        }
         _ => {}
     }
 }
@@ -510,7 +539,10 @@ fn complete_async(b: &BlockState, states: &mut [State], results: &mut [u32]) -> 
         }
         if let Some((Sync::WgmmaWait { n }, _)) = warpgroup_meets(states, wg) {
             let (r, g) = b.warpgroup(wg);
-            b.smem[r].borrow_mut().wgmma_wait(g, n);
+            let mut smem = b.smem[r].borrow_mut();
+            let batches = smem.warpgroups[g].0;
+            smem.wgmma_wait(g, n);
+            b.accumulators.borrow_mut().wait(wg, batches, n);
             b.clocks
                 .borrow_mut()
                 .join(&(128 * wg..128 * wg + 128).collect::<Vec<_>>());

@@ -21,9 +21,13 @@
 //!
 //! The async proxy: the copy engine's tiled loads and stores (`tma`, through a
 //! [`SimTensorMap`]) and `wgmma` (a warpgroup operation whose descriptors are decoded as the PTX
-//! ISA defines them) are operations in flight on shared memory. A load lands only when no thread
-//! can go on (the latest a GPU could land it), as a write of the copy engine (a clock of its own)
-//! released to its mbarrier; a store or a wgmma reads until the wait that covers it. Reported,
+//! ISA defines them, K- or MN-major, A from shared memory or from the threads' registers) are
+//! operations in flight on shared memory. A load lands only when no thread can go on (the latest
+//! a GPU could land it), as a write of the copy engine (a clock of its own) released to its
+//! mbarrier; a store or a wgmma reads until the wait that covers it. A wgmma's accumulators read
+//! NaN from its issue until the `warpgroup_wait` that covers it writes them (the PTX ISA leaves
+//! them undefined meanwhile; a chained wgmma onto the same accumulators starts from the results
+//! in flight). Reported,
 //! with both sites: a touch of a load's box in flight, a write to shared memory a store or wgmma
 //! may still read, a store or wgmma reading what threads wrote without `fence_proxy_async`, a
 //! wgmma without `warpgroup_arrive` since the warpgroup's last wait, a warpgroup whose threads
@@ -33,9 +37,8 @@
 //! block's shared-memory shadow and mbarriers, reached through distributed shared memory
 //! (`Dsm::map_rank`, `mbarrier_arrive_cluster`) and multicast loads; `cluster_sync` meets them all.
 //!
-//! What it does not model yet: wgmma's MN-major operands and register-sourced A, reading
-//! accumulators before `warpgroup_wait` (the simulator writes them as the wgmma is issued), a
-//! `fence_proxy_async` that comes after the barrier that orders the write before the async read
+//! What it does not model yet: A's registers of a wgmma written before its wait (they are read
+//! at the issue), a `fence_proxy_async` that comes after the barrier that orders the write before the async read
 //! (accepted when the fence runs first in the schedule), and races on global memory (only each
 //! output element's write count is checked), and the tensor cores' own order and alignment of
 //! additions inside an instruction (`mma.sync` and `wgmma` add each one's products exactly, in

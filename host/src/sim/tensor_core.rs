@@ -12,7 +12,9 @@
 use super::block::{fault, Site};
 use super::clock::Clocks;
 use super::shared::{AsyncKind, AsyncOp, Smem};
-use layout_core::{GmmaDescriptor, GmmaMajor, Layout, GMMA_ATOMS, SM80_16X8X16_F32BF16BF16F32_TN};
+use layout_core::{
+    GmmaDescriptor, GmmaMajor, Layout, GMMA_ATOMS, GMMA_A_REG_64X16, SM80_16X8X16_F32BF16BF16F32_TN,
+};
 use std::sync::OnceLock;
 
 /// Element `j` (0..8) of a row of 8 16-bit elements.
@@ -115,34 +117,75 @@ fn c_map(n: usize) -> &'static [[u16; 2]] {
     })
 }
 
+/// Where a wgmma's A comes from.
+#[derive(Clone, Copy, Debug)]
+pub enum SourceA<'a> {
+    /// Shared memory, through this descriptor (`_SS`).
+    Desc(u64),
+    /// The 128 threads' registers, four words each (`_RS`, layout-core's `GMMA_A_REG_64X16`).
+    Regs(&'a [[u32; 4]]),
+}
+
+/// One wgmma's operands and form, as its warpgroup issued it.
+#[derive(Clone, Copy, Debug)]
+pub struct WgmmaOp<'a> {
+    /// A: registers or a descriptor.
+    pub a: SourceA<'a>,
+    /// B's descriptor.
+    pub b: u64,
+    /// A's and B's major-ness (`imm-trans-a`, `imm-trans-b`): MN-major where true.
+    pub mn_major: [bool; 2],
+    /// `bf16` operands (else `f16`).
+    pub bf16: bool,
+    /// Add to the accumulators (scale-d 1).
+    pub accumulate: bool,
+    /// Accumulators per thread (`N / 2`).
+    pub values: usize,
+}
+
+/// Thread `t`'s value `v` (0..8) of the `_RS` A fragment at `(m, k)` of the `64 x 16` tile.
+fn a_reg_map() -> &'static [[[u8; 2]; 8]; 128] {
+    static MAP: OnceLock<[[[u8; 2]; 8]; 128]> = OnceLock::new();
+    MAP.get_or_init(|| {
+        std::array::from_fn(|t| {
+            std::array::from_fn(|v| {
+                let x = GMMA_A_REG_64X16.call(t as i64 + 128 * v as i64);
+                [(x % 64) as u8, (x / 64) as u8]
+            })
+        })
+    })
+}
+
 /// One `wgmma.mma_async.sync.aligned.m64nNk16.f32` of warpgroup `g` of its block (`N = 2
-/// values`), met by its 128 threads at `site`: A (`64 x 16`) and B (`N x 16`), K-major, read from
-/// `smem` at the descriptors' addresses as reads of `reader`, the warpgroup's first thread in the
-/// cluster's numbering (checked, and in flight until
-/// the warpgroup's wait), then each thread's `acc` (`values` `f32`s) set to `A B^T` plus itself
-/// where `accumulate`: each element's 16 exact products and accumulator summed in `f64`, rounded
-/// once.
+/// values`), met by its 128 threads at `site`: A (`64 x 16`) from the threads' registers or, as
+/// B (`N x 16`), from `smem` at its descriptor's addresses, K- or MN-major, read as reads of
+/// `reader`, the warpgroup's first thread in the cluster's numbering (checked, and in flight
+/// until the warpgroup's wait). Returns each thread's `values` results, `A B^T` plus `c(i)` (its
+/// accumulator `i % values`, where `accumulate`): each element's 16 exact products and
+/// accumulator summed in `f64`, rounded once. [`Accumulators`] holds them until the wait.
 pub fn wgmma(
     (smem, clocks): (&mut Smem, &Clocks),
     (g, reader): (usize, usize),
-    [a, b]: [u64; 2],
-    (bf16, accumulate, values): (bool, bool, usize),
-    acc: &[*mut f32],
+    op: WgmmaOp,
+    c: impl Fn(usize) -> f32,
     site: Site,
-) {
+) -> Vec<f32> {
+    let (values, bf16) = (op.values, op.bf16);
     let n = 2 * values;
     let (len, eb) = (smem.len_bytes(), smem.elem_bytes());
     let mut elems = Vec::new();
-    let mut operand = |desc: u64, rows: usize, name: &str| -> Vec<[f64; 16]> {
+    let mut operand = |desc: u64, rows: usize, mn: bool, name: &str| -> Vec<[f64; 16]> {
         let d = GmmaDescriptor { desc };
+        let major = if mn { GmmaMajor::MN } else { GmmaMajor::K };
         (0..rows)
             .map(|r| {
                 std::array::from_fn(|k| {
-                    let at = d.hardware_address(GmmaMajor::K, 16, r as i64, k as i64) as usize;
+                    let at = d.hardware_address(major, 16, r as i64, k as i64) as usize;
                     if !at.is_multiple_of(2) || at + 2 > len {
                         fault(format!(
                             "wgmma at {site}: {name}'s element ({r}, {k}) at shared byte {at}, \
-                             outside the block's {len} bytes ({d})"
+                             outside the block's {len} bytes ({d}, {}-major)",
+                            major.name()
                         ));
                     }
                     elems.push(at / eb);
@@ -152,25 +195,129 @@ pub fn wgmma(
             })
             .collect()
     };
-    let (av, bv) = (operand(a, 64, "A"), operand(b, n, "B"));
+    let av = match op.a {
+        SourceA::Desc(a) => operand(a, 64, op.mn_major[0], "A"),
+        SourceA::Regs(regs) => {
+            let mut av = vec![[0f64; 16]; 64];
+            for (t, words) in regs.iter().enumerate() {
+                for (v, &[m, k]) in a_reg_map()[t].iter().enumerate() {
+                    let h = (words[v / 2] >> (16 * (v % 2))) & 0xffff;
+                    av[m as usize][k as usize] = widen(h, bf16);
+                }
+            }
+            av
+        }
+    };
+    let bv = operand(op.b, n, op.mn_major[1], "B");
     elems.sort_unstable();
     elems.dedup();
-    let op = AsyncOp {
+    let reads = AsyncOp {
         kind: AsyncKind::Wgmma,
         owner: g,
         group: None,
         elems,
         site,
     };
-    smem.begin_read(clocks, reader, op);
+    smem.begin_read(clocks, reader, reads);
+    let mut out = vec![0f32; 128 * values];
     for (i, &[m, nn]) in c_map(n).iter().enumerate() {
-        let (t, v) = (i / values, i % values);
         let (m, nn) = (m as usize, nn as usize);
         let s: f64 = (0..16).map(|k| av[m][k] * bv[nn][k]).sum();
-        // SAFETY: thread t's accumulators, `values` of them, on its stack while it waits here
-        let d = unsafe { &mut *acc[t].add(v) };
-        let c = if accumulate { f64::from(*d) } else { 0.0 };
-        *d = (s + c) as f32;
+        let c = if op.accumulate { f64::from(c(i)) } else { 0.0 };
+        out[i] = (s + c) as f32;
+    }
+    out
+}
+
+/// The accumulators of the wgmmas in flight, by warpgroup: as the PTX ISA has them, undefined
+/// from the wgmma until the `wgmma.wait_group` that covers it. Each wgmma's results are computed
+/// as it is issued and kept here; its threads' accumulators read NaN until the wait writes the
+/// results, so a kernel that reads them early computes with NaN. A wgmma that accumulates onto
+/// registers an earlier one in flight writes (the same accumulators, chained without a wait, as
+/// a k-loop does) starts from that one's results.
+#[derive(Default)]
+pub struct Accumulators {
+    pending: Vec<Pending>,
+}
+
+/// One wgmma's results, waiting for the wait that covers it.
+struct Pending {
+    /// The warpgroup (in the cluster's numbering).
+    wg: usize,
+    /// Its batch, once committed.
+    batch: Option<u32>,
+    /// Each thread's accumulators (`values` each), and their results.
+    acc: Vec<*mut f32>,
+    values: usize,
+    out: Vec<f32>,
+}
+
+impl Accumulators {
+    /// Nothing in flight (a new block).
+    pub fn reset(&mut self) {
+        self.pending.clear();
+    }
+
+    /// Thread `i` (of 128) of warpgroup `wg`'s accumulator `v` at `acc` (`values` of them): the
+    /// results of the latest wgmma in flight that writes them, else what the thread holds.
+    pub fn input(&self, wg: usize, (i, v): (usize, usize), acc: *mut f32, values: usize) -> f32 {
+        match (self.pending.iter().rev())
+            .find(|p| p.wg == wg && p.values == values && p.acc[i] == acc)
+        {
+            Some(p) => p.out[i * values + v],
+            // SAFETY: the thread's accumulators, on its stack while it waits at the wgmma
+            None => unsafe { *acc.add(v) },
+        }
+    }
+
+    /// Warpgroup `wg`'s wgmma writes `out` to its threads' `acc` (`values` each) at its wait;
+    /// until then they read NaN.
+    pub fn issue(&mut self, wg: usize, acc: Vec<*mut f32>, values: usize, out: Vec<f32>) {
+        poison(&acc, values);
+        self.pending.push(Pending {
+            wg,
+            batch: None,
+            acc,
+            values,
+            out,
+        });
+    }
+
+    /// Warpgroup `wg`'s commit: its wgmmas since the last are batch `batch`.
+    pub fn commit(&mut self, wg: usize, batch: u32) {
+        for p in self.pending.iter_mut().filter(|p| p.wg == wg) {
+            p.batch.get_or_insert(batch);
+        }
+    }
+
+    /// Warpgroup `wg`'s wait, `batches` committed and all but the `n` most recent complete: the
+    /// completed wgmmas' results written, in the order they were issued; accumulators that a
+    /// wgmma still in flight writes stay NaN.
+    pub fn wait(&mut self, wg: usize, batches: u32, n: u32) {
+        let done = |p: &Pending| p.wg == wg && p.batch.is_some_and(|b| b + n < batches);
+        for p in self.pending.iter().filter(|p| done(p)) {
+            for (i, &acc) in p.acc.iter().enumerate() {
+                for v in 0..p.values {
+                    // SAFETY: the thread's accumulators, which it keeps in place until this wait
+                    // (the wgmma's contract), on its stack while it waits here
+                    unsafe { *acc.add(v) = p.out[i * p.values + v] };
+                }
+            }
+        }
+        self.pending.retain(|p| !done(p));
+        for p in self.pending.iter().filter(|p| p.wg == wg) {
+            poison(&p.acc, p.values);
+        }
+    }
+}
+
+/// Each thread's `values` accumulators at `acc` set to NaN.
+fn poison(acc: &[*mut f32], values: usize) {
+    for &a in acc {
+        for v in 0..values {
+            // SAFETY: as in `Accumulators::wait`
+            unsafe { *a.add(v) = f32::NAN };
+        }
     }
 }
 

@@ -1,0 +1,345 @@
+//! `attention`: the forward pass of scaled dot-product attention on Hopper, `O = softmax(scale
+//! Q K^T + mask) V` with each row's log-sum-exp, as FlashAttention computes it: one block per
+//! [`BM`] query rows of one head, the keys and values streamed through shared memory in tiles of
+//! `BN` rows, the softmax kept online (a running row maximum and sum, the output rescaled as the
+//! maximum grows), so neither `S = Q K^T` nor `P` ever leaves the chip.
+//!
+//! The block is three warpgroups in FlashAttention-3's roles. The producer (warpgroup 0, one
+//! thread working, its registers given to the others by `setmaxnreg`) loads Q once and each
+//! key/value tile into a ring of [`STAGES`] stages by the copy engine, each stage behind a full
+//! mbarrier (the copy engine's bytes) and an empty one (both consumers done with it). Each
+//! consumer warpgroup owns 64 query rows: per tile, `S = Q K^T` by wgmma from shared memory (Q
+//! and K K-major), the row maxima over the quad of lanes that holds a row, `P = 2^(S scale log2 e
+//! - m)` (`ex2.approx`), the output and row sums rescaled, `P` rounded to 16 bits and packed in
+//! the registers where the next wgmma reads A (the accumulators' layout is the register A
+//! layout), and `O += P V` by wgmma with A in registers and V N-major from shared memory.
+//!
+//! Tensors (all row-major, `bf16` or `f16`): Q `(B H Sq) x D`, K and V `(B Hkv Sk) x D` (heads
+//! `h` of a batch share key/value head `h / (H / Hkv)`: MHA, GQA, MQA), O `(B H Sq) x D`, the
+//! log-sum-exp `B H Sq` in `f32` (natural log, `scale` applied: FlashAttention's `softmax_lse`).
+//! Q, K, V are read through tensor maps with boxes of `rows x 64` (the 128-byte swizzle). A
+//! tile that runs past a head's keys reads the next head's rows (or the copy engine's zeros past
+//! the tensor), which the mask gives probability 0; query rows past a head's are computed and
+//! not stored. `CAUSAL`: key `j` is seen by query `i` where `j <= i` (torch's `is_causal`, the
+//! top-left diagonal), and the blocks run the longest (last) query tiles first.
+
+use crate::ctx::{Ctx, Geometry, Kernel};
+use crate::math::{exp2_approx, log2_approx, LOG2_E};
+use crate::mem::{AsyncCopy, Mem, Space};
+use crate::mma::MmaIn;
+use crate::sync::{quad_reduce, setmaxnreg_dec, setmaxnreg_inc, sync_threads};
+use crate::tma::{BulkCopy, TensorMap};
+use crate::unroll;
+use crate::wgmma::{
+    accumulators, gmma_desc, warpgroup_arrive, warpgroup_commit_batch, warpgroup_wait, wgmma_rs,
+    wgmma_ss,
+};
+use core::marker::PhantomData;
+use layout_core::{
+    const_ok, make_gmma_desc, ComposedLayout, Engine, FlatTensor, GmmaDescriptor, GmmaMajor,
+    IntTuple, Layout, Swizzle,
+};
+
+/// Query rows per consumer warpgroup (one wgmma's M).
+pub const WG_ROWS: i64 = 64;
+/// Consumer warpgroups.
+pub const CONSUMERS: i64 = 2;
+/// Query rows per block.
+pub const BM: i64 = WG_ROWS * CONSUMERS;
+/// Threads: the producer warpgroup and the consumers.
+pub const THREADS: i64 = 128 * (1 + CONSUMERS);
+/// Key/value stages.
+pub const STAGES: i64 = 2;
+/// Columns of a panel: 64 16-bit elements, one 128-byte swizzled row (the copy engine's box).
+pub const PANEL: i64 = 64;
+/// Registers per producer thread after `setmaxnreg.dec`.
+pub const PRODUCER_REGS: u32 = 40;
+/// Registers per consumer thread after `setmaxnreg.inc`: `(65536 / 384 rounded down to 8) * 3 =
+/// 40 + 2 * 232`.
+pub const CONSUMER_REGS: u32 = 232;
+
+/// Shared memory of a block with head dimension `d` and key tiles of `bn` rows: 1024 bytes to
+/// align, Q (`BM x d`), the stages (K and V, `bn x d` each), a full and an empty mbarrier per
+/// stage and Q's.
+pub const fn smem_bytes(d: i64, bn: i64) -> i64 {
+    1024 + 2 * (BM * d + STAGES * 2 * bn * d) + 8 * (1 + 2 * STAGES)
+}
+
+/// The descriptor of k-block 0 of a K-major panel (`rows x 64`, 128-byte swizzle) at address 0:
+/// Q's (A) and K's (B). The k-block `kb` of a `rows x d` tile of such panels is at element
+/// `(kb / 4) rows 64 + (kb % 4) 16` of it.
+const DESC_QK: GmmaDescriptor = const_ok!(make_gmma_desc(
+    &const_ok!(ComposedLayout::new(
+        const_ok!(Swizzle::new(3, 3, 3)),
+        const_ok!(Layout::from_parts(
+            const_ok!(IntTuple::from_ints(&[64, PANEL])),
+            &[PANEL, 1]
+        ))
+    )),
+    16,
+    GmmaMajor::K
+));
+
+/// The descriptor of k-block 0 of V as wgmma's B (`d x bn`, N-major): V's tile is `bn` rows of
+/// `d / 64` panels of 64 columns (128-byte swizzle), so element `(n, k)` of B is at `n % 64 + 64
+/// k + (n / 64) 64 bn`; k-block `kb` starts `16 kb` rows on.
+pub const fn desc_v(d: i64, bn: i64) -> GmmaDescriptor {
+    let shape = const_ok!(IntTuple::parse("((1,1),1)"));
+    let shape = shape.with_leaves(&[PANEL, d / PANEL, bn]);
+    let l = const_ok!(Layout::from_parts(shape, &[1, PANEL * bn, PANEL]));
+    let sw = const_ok!(ComposedLayout::new(const_ok!(Swizzle::new(3, 3, 3)), l));
+    const_ok!(make_gmma_desc(&sw, 16, GmmaMajor::MN))
+}
+
+/// The parameters: tensor maps of Q, K, V (engine `T`), O (engine `O`) and the log-sum-exp
+/// (engine `L`), the sizes and the scale.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct AttentionParams<T, O, L> {
+    /// `(B H Sq) x D`, boxes of `BM x 64`, the 128-byte swizzle.
+    pub q: T,
+    /// `(B Hkv Sk) x D`, boxes of `bn x 64`, the 128-byte swizzle.
+    pub k: T,
+    /// As `k`.
+    pub v: T,
+    /// `(B H Sq) x D`.
+    pub o: FlatTensor<O, 2>,
+    /// `B H Sq`: each query row's `ln sum_j e^(scale s_ij)`.
+    pub lse: FlatTensor<L, 1>,
+    /// `[B, H, Hkv]`.
+    pub heads: [i64; 3],
+    /// `[Sq, Sk]`.
+    pub seq: [i64; 2],
+    /// The scores' scale (`1 / sqrt(D)` usually).
+    pub scale: f32,
+}
+
+/// The kernel, inputs and output `I`, head dimension `D = 2 OV` (64 or 128), key tiles of `BN =
+/// 2 SV` rows (64 or 128), `CAUSAL` the mask; `BUG` a broken copy for the simulated GPU's tests
+/// (0: none): 1 releases a stage before the wgmmas that read it have completed, 2 refills a
+/// stage without waiting for its release, 3 leaves out the fence before `P V`, 4 reads `S`
+/// without waiting for its wgmmas.
+pub struct Attention<I, const OV: usize, const SV: usize, const CAUSAL: bool, const BUG: u8 = 0>(
+    PhantomData<I>,
+);
+
+impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, const BUG: u8>
+    Attention<I, OV, SV, CAUSAL, BUG>
+{
+    /// Head dimension.
+    pub const D: i64 = 2 * OV as i64;
+    /// Key rows per tile.
+    pub const BN: i64 = 2 * SV as i64;
+    const DESC_V: GmmaDescriptor = desc_v(Self::D, Self::BN);
+    const SHAPES: () = assert!(
+        (Self::D == 64 || Self::D == 128) && (Self::BN == 64 || Self::BN == 128),
+        "attention: D and BN of 64 or 128"
+    );
+}
+
+impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, const BUG: u8> Kernel
+    for Attention<I, OV, SV, CAUSAL, BUG>
+{
+    type Shared = I;
+    type Params<M: Space> = AttentionParams<M::TensorMap<I>, M::Global<I>, M::Global<f32>>;
+
+    fn prepare<M: Space>(p: Self::Params<M>) -> Result<Self::Params<M>, &'static str> {
+        let [b, h, hkv] = p.heads;
+        let [sq, sk] = p.seq;
+        if b < 1 || h < 1 || hkv < 1 || sq < 1 || sk < 1 {
+            return Err("attention needs batch, heads, key/value heads and lengths of at least 1");
+        }
+        if h % hkv != 0 {
+            return Err("attention needs heads a multiple of the key/value heads");
+        }
+        if p.o.shape() != [b * h * sq, Self::D] || p.lse.shape() != [b * h * sq] {
+            return Err("attention needs O of (B H Sq) x D and the log-sum-exp of B H Sq");
+        }
+        if !(p.scale.is_finite() && p.scale > 0.0) {
+            return Err("attention needs a finite positive scale");
+        }
+        Ok(p)
+    }
+
+    fn geometry<M: Space>(p: &Self::Params<M>, _sms: i64, _smem: i64) -> Geometry {
+        let [b, h, _] = p.heads;
+        Geometry {
+            grid: [(p.seq[0] + BM - 1) / BM, b * h],
+            threads: THREADS,
+            smem_bytes: smem_bytes(Self::D, Self::BN),
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn thread<M: Space>(p: &Self::Params<M>, c: &Ctx<M::Shared<I>>) {
+        #[allow(clippy::let_unit_value)]
+        let () = Self::SHAPES;
+        let (d, bn) = (Self::D, Self::BN);
+        let (tid, [bx, bh]) = (c.thread, c.block);
+        // the longest query tiles (the last, under the causal mask) first
+        let qt = if CAUSAL { c.grid[0] - 1 - bx } else { bx };
+        let [_, h, hkv] = p.heads;
+        let [sq, sk] = p.seq;
+        let (q_row, k_row) = (bh * sq + BM * qt, (bh / h * hkv + bh % h / (h / hkv)) * sk);
+        // the key tiles this block's rows see
+        let seen = if CAUSAL { sk.min(BM * (qt + 1)) } else { sk };
+        let tiles = (seen + bn - 1) / bn;
+        // Q, the stages, the barriers: from the first 1024-byte boundary
+        let q = c
+            .smem
+            .advance(((1024 - c.smem.addr() % 1024) % 1024 / 2) as i64);
+        let k_at = |s: i64| q.advance(BM * d + 2 * s * bn * d);
+        let v_at = |s: i64| k_at(s).advance(bn * d);
+        let q_full = q.advance(BM * d + 2 * STAGES * bn * d);
+        let full = |s: i64| q_full.advance(4 + 4 * s);
+        let empty = |s: i64| full(STAGES + s);
+        if tid == 0 {
+            q_full.mbarrier_init(1);
+            unroll!(s < STAGES as usize => {
+                full(s as i64).mbarrier_init(1);
+                empty(s as i64).mbarrier_init(CONSUMERS as u32);
+            });
+        }
+        sync_threads();
+        if tid < 128 {
+            setmaxnreg_dec::<PRODUCER_REGS>();
+            if tid == 0 {
+                p.q.acquire();
+                p.k.acquire();
+                p.v.acquire();
+                q_full.mbarrier_arrive((2 * BM * d) as u32);
+                unroll!(pn < 2 => {
+                    if (pn as i64) < d / PANEL {
+                        let at = PANEL * pn as i64;
+                        q.advance(BM * at).tma_load(&p.q, [q_row, at], &q_full);
+                    }
+                });
+                let mut j = 0;
+                while j < tiles {
+                    let s = j % STAGES;
+                    if j >= STAGES && BUG != 2 {
+                        empty(s).mbarrier_wait(((j / STAGES - 1) & 1) as u32);
+                    }
+                    full(s).mbarrier_arrive((4 * bn * d) as u32);
+                    unroll!(pn < 2 => {
+                        if (pn as i64) < d / PANEL {
+                            let at = PANEL * pn as i64;
+                            let row = [k_row + bn * j, at];
+                            k_at(s).advance(bn * at).tma_load(&p.k, row, &full(s));
+                            v_at(s).advance(bn * at).tma_load(&p.v, row, &full(s));
+                        }
+                    });
+                    j += 1;
+                }
+            }
+            return;
+        }
+        setmaxnreg_inc::<CONSUMER_REGS>();
+        let (wg, t) = (tid / 128 - 1, tid % 128);
+        // this thread's rows of the warpgroup's 64 (the accumulators' layout): r0 and r0 + 8
+        let r0 = 16 * (t / 32) + t % 32 / 4;
+        let row0 = BM * qt + WG_ROWS * wg + r0;
+        let q_wg = q.advance(WG_ROWS * wg * PANEL);
+        let scale2 = p.scale * LOG2_E;
+        let mut o = accumulators::<OV>();
+        let (mut m, mut l) = ([f32::NEG_INFINITY; 2], [0f32; 2]);
+        q_full.mbarrier_wait(0);
+        let mut j = 0;
+        while j < tiles {
+            let s = j % STAGES;
+            full(s).mbarrier_wait(((j / STAGES) & 1) as u32);
+            // S = Q K^T
+            let mut sc = accumulators::<SV>();
+            warpgroup_arrive();
+            unroll!(kb < (OV / 8) => {
+                // k-block kb: panel kb / 4, columns 16 (kb % 4) of it
+                let (pn, col) = (kb as i64 / 4, 16 * (kb as i64 % 4));
+                let da = gmma_desc(&q_wg.advance(pn * BM * PANEL + col), DESC_QK);
+                let db = gmma_desc(&k_at(s).advance(pn * bn * PANEL + col), DESC_QK);
+                wgmma_ss::<I, SV, false, false>(da, db, &mut sc, kb > 0);
+            });
+            warpgroup_commit_batch();
+            if BUG != 4 {
+                warpgroup_wait::<0>();
+            }
+            // the mask: keys past the head's, and under CAUSAL past the row
+            let col0 = bn * j + 2 * (t % 4);
+            if col0 - 2 * (t % 4) + bn > sk || (CAUSAL && bn * (j + 1) > row0 - r0 + 1) {
+                unroll!(g < SV / 4 => {
+                    unroll!(e < 4 => {
+                        let (col, row) = (col0 + 8 * g as i64 + e as i64 % 2, row0 + 8 * (e as i64 / 2));
+                        if col >= sk || (CAUSAL && col > row) {
+                            sc[4 * g + e] = f32::NEG_INFINITY;
+                        }
+                    });
+                });
+            }
+            // the rows' new maxima, and the factor the old sums and outputs scale by
+            let mut mx = m;
+            unroll!(g < SV / 4 => {
+                unroll!(e < 4 => { mx[e / 2] = mx[e / 2].max(sc[4 * g + e]) });
+            });
+            let mut base = [0f32; 2];
+            let mut alpha = [0f32; 2];
+            unroll!(r < 2 => {
+                mx[r] = quad_reduce(mx[r], f32::max);
+                // a row with every key masked so far keeps base 0 (no inf - inf)
+                base[r] = if mx[r] == f32::NEG_INFINITY { 0.0 } else { mx[r] * scale2 };
+                alpha[r] = exp2_approx(m[r] * scale2 - base[r]);
+                m[r] = mx[r];
+                l[r] *= alpha[r];
+            });
+            unroll!(g < OV / 16 => {
+                unroll!(e < 16 => { o[16 * g + e] *= alpha[e % 4 / 2] });
+            });
+            // P, its row sums, and P V: k-block kb of P is accumulators 8 kb .. 8 kb + 8
+            unroll!(g < SV / 4 => {
+                unroll!(e < 4 => {
+                    let x = exp2_approx(crate::math::fma(sc[4 * g + e], scale2, -base[e / 2]));
+                    sc[4 * g + e] = x;
+                    l[e / 2] += x;
+                });
+            });
+            if BUG != 3 {
+                warpgroup_arrive();
+            }
+            unroll!(kb < SV / 8 => {
+                let w = |i: usize| I::narrow2(sc[8 * kb + 2 * i], sc[8 * kb + 2 * i + 1]);
+                let a = [w(0), w(1), w(2), w(3)];
+                let db = gmma_desc(&v_at(s).advance(16 * kb as i64 * PANEL), Self::DESC_V);
+                wgmma_rs::<I, OV, true>(a, db, &mut o, true);
+            });
+            warpgroup_commit_batch();
+            // this warpgroup is done with the stage once its wgmmas are
+            if BUG == 1 && t == 0 {
+                empty(s).mbarrier_arrive(0);
+            }
+            warpgroup_wait::<0>();
+            if BUG != 1 && t == 0 {
+                empty(s).mbarrier_arrive(0);
+            }
+            j += 1;
+        }
+        // O / l and the log-sum-exp, rows past the head's left out
+        unroll!(r < 2 => {
+            let row = row0 + 8 * r as i64;
+            let sum = quad_reduce(l[r], |a, b| a + b);
+            let inv = 1.0 / sum;
+            if row < sq {
+                let out = q_row - BM * qt + row;
+                unroll!(g < OV / 16 => {
+                    unroll!(e < 8 => {
+                        // accumulators 4 i + 2 r + {0, 1}: columns 8 i + 2 (t % 4) + {0, 1}
+                        let i = 4 * g + e / 2;
+                        let col = 8 * i as i64 + 2 * (t % 4) + (e % 2) as i64;
+                        p.o.at([out, col]).write(I::from_f32(o[4 * i + 2 * r + e % 2] * inv));
+                    });
+                });
+                if t % 4 == 0 {
+                    let base = if m[r] == f32::NEG_INFINITY { 0.0 } else { m[r] * scale2 };
+                    p.lse.at([out]).write((base + log2_approx(sum)) / LOG2_E);
+                }
+            }
+        });
+    }
+}

@@ -1,0 +1,102 @@
+//! `attention` (tessel_gpu::attention, the FlashAttention forward: a producer warpgroup feeding
+//! two consumers through mbarriers, wgmma from shared memory and from registers, the online
+//! softmax) on the simulated GPU: O and the log-sum-exp of every row within the bound derived in
+//! host::checks::attention, for one tile and several, ragged lengths, the causal mask, GQA and
+//! MQA, bf16 and f16, under several schedules; the same bits under every schedule; and each
+//! broken copy of the pipeline reported or caught by the check.
+
+use half::{bf16, f16};
+use host::checks::attention::{simulate, Inputs, Shape};
+use host::elem::Rng;
+use tessel_gpu::mma::MmaIn;
+
+fn rng(test: &str) -> Rng {
+    Rng::from_env_or_fresh(test, "attention")
+}
+
+fn shape(bh: [usize; 3], seq: [usize; 2], d: usize, causal: bool) -> Shape {
+    Shape {
+        batch: bh[0],
+        heads: bh[1],
+        kv_heads: bh[2],
+        seq_q: seq[0],
+        seq_k: seq[1],
+        d,
+        causal,
+    }
+}
+
+/// Every row of the simulated kernel within its bound.
+fn within<I: MmaIn + Default, const OV: usize, const C: bool>(rng: &mut Rng, s: Shape, seed: u64) {
+    let x = Inputs::<I>::new(rng, s);
+    let (o, lse) = simulate::<I, OV, 64, C, 0>(&x, seed).unwrap_or_else(|e| panic!("{s:?}: {e}"));
+    let rows: Vec<usize> = (0..s.rows()).collect();
+    let worst = x
+        .check(&o, &lse, &rows, 128)
+        .unwrap_or_else(|e| panic!("{e}"));
+    println!("{s:?}: worst error {worst:.3} of its bound");
+}
+
+#[test]
+fn attention_is_within_its_bound_d64() {
+    let mut rng = rng("attention_is_within_its_bound_d64");
+    within::<bf16, 32, false>(&mut rng, shape([1, 1, 1], [1, 1], 64, false), 1);
+    within::<bf16, 32, false>(&mut rng, shape([1, 2, 1], [17, 33], 64, false), 2);
+    within::<bf16, 32, false>(&mut rng, shape([2, 2, 2], [130, 300], 64, false), 3);
+    within::<f16, 32, false>(&mut rng, shape([1, 4, 1], [64, 129], 64, false), 4);
+    within::<bf16, 32, true>(&mut rng, shape([1, 2, 2], [200, 200], 64, true), 5);
+    within::<bf16, 32, true>(&mut rng, shape([1, 2, 1], [70, 260], 64, true), 6);
+}
+
+#[test]
+fn attention_is_within_its_bound_d128() {
+    let mut rng = rng("attention_is_within_its_bound_d128");
+    within::<bf16, 64, false>(&mut rng, shape([1, 1, 1], [128, 128], 128, false), 7);
+    within::<f16, 64, false>(&mut rng, shape([1, 2, 1], [45, 257], 128, false), 8);
+    within::<bf16, 64, true>(&mut rng, shape([1, 1, 1], [257, 257], 128, true), 9);
+}
+
+#[test]
+fn attention_gives_the_same_bits_under_every_schedule() {
+    let mut rng = rng("attention_gives_the_same_bits_under_every_schedule");
+    let x = Inputs::<bf16>::new(&mut rng, shape([1, 2, 1], [130, 260], 64, true));
+    let first = simulate::<bf16, 32, 64, true, 0>(&x, 0).unwrap();
+    for seed in [1, 7, 12345] {
+        let (o, lse) = simulate::<bf16, 32, 64, true, 0>(&x, seed).unwrap();
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert!(
+            bits(&o) == bits(&first.0) && bits(&lse) == bits(&first.1),
+            "seed {seed}"
+        );
+    }
+}
+
+/// Broken copy `BUG` on a problem of three key tiles: the simulator's report, or the check's.
+fn broken<const BUG: u8>() -> String {
+    let x = Inputs::<bf16>::new(&mut Rng::new(3), shape([1, 1, 1], [128, 384], 64, false));
+    let m = match simulate::<bf16, 32, 64, false, BUG>(&x, 5) {
+        Err(e) => e.to_string(),
+        Ok((o, lse)) => {
+            let rows: Vec<usize> = (0..128).collect();
+            x.check(&o, &lse, &rows, 128)
+                .expect_err("the broken copy must fail")
+        }
+    };
+    println!("BUG {BUG}: {m}");
+    m
+}
+
+#[test]
+fn each_broken_attention_is_caught() {
+    let m = broken::<1>();
+    assert!(
+        m.contains("attention.rs:") && m.contains("wgmma"),
+        "early release: {m}"
+    );
+    let m = broken::<2>();
+    assert!(m.contains("attention.rs:"), "no wait for the release: {m}");
+    let m = broken::<3>();
+    assert!(m.contains("no warpgroup_arrive"), "no fence: {m}");
+    let m = broken::<4>();
+    assert!(m.contains("NaN"), "S read before its wait: {m}");
+}
