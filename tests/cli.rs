@@ -352,15 +352,15 @@ fn combinations_that_cannot_run_are_refused_before_anything_runs() {
 fn a_missing_or_unknown_kernel_lists_every_kernel() {
     refused(
         &["run"],
-        "run needs a KERNEL: copy, transpose, rmsnorm, axpby, gemm or all",
+        "run needs a KERNEL: copy, transpose, rmsnorm, axpby, gemm, attention or all",
     );
     refused(
         &["run", "gemv"],
-        "[possible values: copy, transpose, rmsnorm, axpby, gemm, all]",
+        "[possible values: copy, transpose, rmsnorm, axpby, gemm, attention, all]",
     );
     refused(
         &["bench", "gemv"],
-        "[possible values: copy, transpose, rmsnorm, axpby, gemm, all]",
+        "[possible values: copy, transpose, rmsnorm, axpby, gemm, attention, all]",
     );
     refused(&["bench", "copy", "4096"], "SIZES for gemm only");
     refused(&["bench", "gemm", "1", "2"], "in triples M N K");
@@ -376,6 +376,56 @@ fn a_missing_or_unknown_kernel_lists_every_kernel() {
         &["run", "transpose", "--smem", "no"],
         "[possible values: pad, swizzle, pairs, quads, all]",
     );
+}
+
+/// `tessel run attention` checks the kernel's own function on the simulated GPU (and on a GPU,
+/// the GPU's results) against the f64 reference, for both masks; shapes it has no kernel for
+/// are refused by name.
+#[test]
+fn attention_runs_its_checks_and_refuses_what_it_has_no_kernel_for() {
+    refused(
+        &["run", "attention", "1", "4", "3", "8", "8", "64"],
+        "attention needs H a multiple of HKV",
+    );
+    refused(
+        &["run", "attention", "1", "4", "2", "8", "8", "96"],
+        "attention has head dimensions 64 and 128, got D = 96",
+    );
+    refused(
+        &["run", "attention", "1", "4", "2", "8", "8"],
+        "attention takes 6 sizes (B H HKV SQ SK D), got 5",
+    );
+    refused(
+        &["run", "attention", "--dtype", "f32"],
+        "attention's inputs are 16-bit",
+    );
+    refused(&["bench", "attention"], "bench has no attention yet");
+    let out = tessel(&[
+        "run",
+        "attention",
+        "1",
+        "2",
+        "1",
+        "70",
+        "130",
+        "64",
+        "--dtype",
+        "all",
+        "--seed",
+        "3",
+    ]);
+    let t = text(&out.stdout);
+    let gpu = t.starts_with("device: ");
+    assert_eq!(out.status.code(), Some(if gpu { 0 } else { 3 }), "{t}");
+    for what in [
+        "attention bf16 B1 H2 HKV1 70x130 D64: OK simulated",
+        "attention bf16 B1 H2 HKV1 70x130 D64 causal: OK simulated",
+        "attention f16 B1 H2 HKV1 70x130 D64: OK simulated",
+        "attention f16 B1 H2 HKV1 70x130 D64 causal: OK simulated",
+    ] {
+        assert!(t.contains(what), "{what} missing from\n{t}");
+    }
+    assert!(!t.contains("FAIL"), "{t}");
 }
 
 #[test]

@@ -39,6 +39,13 @@ pub enum Sync {
         /// Threads it waits for (0: the block's).
         threads: u32,
     },
+    /// `bar.arrive id, threads`: an arrival at a named barrier without waiting.
+    BarrierArrive {
+        /// The barrier (1 to 15).
+        id: u32,
+        /// Threads the barrier completes with.
+        threads: u32,
+    },
     /// `barrier.cluster.arrive` then `barrier.cluster.wait`: every thread of every block of the
     /// cluster.
     ClusterBarrier,

@@ -65,6 +65,25 @@ pub unsafe fn named_barrier(id: u32, threads: u32) {
     request(Sync::Barrier { id, threads });
 }
 
+/// `bar.arrive id, threads`: counts this thread's arrival at named barrier `id` and goes on
+/// without waiting; the barrier completes when `threads` threads have arrived there, by this or
+/// by [`named_barrier`], and releases those that wait. The producer's side of a producer and
+/// consumer pair (FlashAttention-3's warpgroups taking turns at the tensor cores): the arriving
+/// threads' shared-memory accesses before it are seen by the waiting threads after it.
+///
+/// # Safety
+/// As [`named_barrier`]; every arrival is matched by a completion of the barrier before the
+/// block ends (the simulated GPU reports an arrival left over).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn named_barrier_arrive(id: u32, threads: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    asm!("bar.arrive {i}, {n};", i = in(reg32) id, n = in(reg32) threads,
+         options(nostack, preserves_flags));
+    #[cfg(not(target_arch = "nvptx64"))]
+    request(Sync::BarrierArrive { id, threads });
+}
+
 /// `__syncwarp()` (`bar.warp.sync 0xffffffff`): every lane of the warp arrives, and their
 /// memory accesses before it are seen by each other after it.
 #[inline(always)]

@@ -215,6 +215,8 @@ pub mod attentions {
         attention_bf16_d128_causal => crate::attention::Attention<bf16, 64, 64, true>,
         attention_f16_d64 => crate::attention::Attention<f16, 32, 64, false>,
         attention_f16_d128 => crate::attention::Attention<f16, 64, 64, false>,
+        attention_f16_d64_causal => crate::attention::Attention<f16, 32, 64, true>,
+        attention_f16_d128_causal => crate::attention::Attention<f16, 64, 64, true>,
     }
     tessel_device::ptx_directives! { #[cfg(target_feature = "sm_90a")] maxntid:
         attention_bf16_d64 => crate::attention::THREADS,
@@ -223,6 +225,8 @@ pub mod attentions {
         attention_bf16_d128_causal => crate::attention::THREADS,
         attention_f16_d64 => crate::attention::THREADS,
         attention_f16_d128 => crate::attention::THREADS,
+        attention_f16_d64_causal => crate::attention::THREADS,
+        attention_f16_d128_causal => crate::attention::THREADS,
     }
 }
 
@@ -356,5 +360,8 @@ pub fn sm90_kernels() -> impl Iterator<Item = &'static ctx::KernelInfo> {
 
 /// The entry points in `sm_90a` PTX only (wgmma): [`SM90A_KERNELS`] and `gemm_sm90`'s.
 pub fn sm90a_kernels() -> impl Iterator<Item = &'static ctx::KernelInfo> {
-    SM90A_KERNELS.iter().chain(gemms::sm90a::KERNELS)
+    SM90A_KERNELS
+        .iter()
+        .chain(gemms::sm90a::KERNELS)
+        .chain(attentions::KERNELS)
 }

@@ -407,6 +407,92 @@ fn a_read_without_the_mbarrier_wait_is_a_race() {
     }
 }
 
+/// The turn faults: none, or one of these.
+const NO_TURN_WAIT: u8 = 1;
+const EXTRA_ARRIVAL: u8 = 2;
+
+/// Two warps take turns through shared memory as FlashAttention-3's warpgroups take turns at the
+/// tensor cores: in round `r` (of 4) warp `r % 2` writes `x[32 r + lane]` into the round's 32
+/// slots and arrives at named barrier `1 + r % 2` without waiting (`bar.arrive`); the other warp
+/// waits there (`NO_TURN_WAIT`: not in round 2) and writes `y[32 r + lane] = 2 slot`.
+/// `EXTRA_ARRIVAL`: warp 0 arrives once more at the end, an arrival no completion counts.
+struct Turns<const FAULT: u8>;
+
+impl<const FAULT: u8> Kernel for Turns<FAULT> {
+    type Shared = f32;
+    type Params<M: Space> = Params<M::Global<f32>>;
+    fn prepare<M: Space>(p: Self::Params<M>) -> Result<Self::Params<M>, &'static str> {
+        Ok(p)
+    }
+    fn geometry<M: Space>(_: &Self::Params<M>, _: i64, _: i64) -> Geometry {
+        Geometry {
+            grid: [1, 1],
+            threads: 64,
+            smem_bytes: 4 * 128,
+        }
+    }
+    unsafe fn thread<M: Space>(p: &Self::Params<M>, c: &Ctx<M::Shared<Self::Shared>>) {
+        use tessel_gpu::sync::{named_barrier, named_barrier_arrive};
+        let (warp, lane) = (c.thread / 32, c.thread % 32);
+        for r in 0..4 {
+            let (at, bar) = (32 * r + lane, 1 + (r % 2) as u32);
+            if warp == r % 2 {
+                c.smem.advance(at).write(p.x.engine().advance(at).read()); // site: TURN_WRITE
+                named_barrier_arrive(bar, 64); // site: TURN_ARRIVE
+            } else {
+                if !(FAULT == NO_TURN_WAIT && r == 2) {
+                    named_barrier(bar, 64);
+                }
+                let v = c.smem.advance(at).read(); // site: TURN_READ
+                p.y.engine().advance(at).write(2.0 * v);
+            }
+        }
+        if FAULT == EXTRA_ARRIVAL && warp == 0 {
+            named_barrier_arrive(1, 64); // site: TURN_EXTRA
+        }
+    }
+}
+
+fn turns<const F: u8>(seed: u64) -> (Vec<f32>, Vec<f32>, Result<(), SimError>) {
+    let x: Vec<f32> = (0..128).map(|i| i as f32 * 0.75 - 20.0).collect();
+    let (y, r) = launch::<Turns<F>>(&x, seed);
+    (x, y, r)
+}
+
+#[test]
+fn warps_take_turns_through_bar_arrive_under_every_schedule() {
+    for seed in 0..16 {
+        let (x, y, r) = turns::<CORRECT>(seed);
+        r.unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        for i in 0..128 {
+            assert_eq!(y[i], 2.0 * x[i], "seed {seed}, element {i}");
+        }
+    }
+}
+
+#[test]
+fn a_turn_taken_without_the_wait_is_a_race_and_a_stray_arrival_is_reported() {
+    for seed in 0..8 {
+        let e = turns::<NO_TURN_WAIT>(seed)
+            .2
+            .expect_err("nothing orders round 2");
+        let m = &e.message;
+        assert!(
+            m.contains("shared-memory race") || m.contains("before any thread wrote it"),
+            "{e}"
+        );
+        assert!(m.contains(&at("TURN_READ")), "{e}");
+    }
+    let e = turns::<EXTRA_ARRIVAL>(1)
+        .2
+        .expect_err("an arrival left over");
+    println!("{e}");
+    assert!(
+        e.message.contains("named barrier 1") && e.message.contains(&at("TURN_EXTRA")),
+        "{e}"
+    );
+}
+
 /// Two warpgroups move registers as a producer / consumer kernel does: warpgroup 0
 /// `setmaxnreg_dec::<40>`, warpgroup 1 `setmaxnreg_inc::<232>` (`SPLIT`: warp 3, the last of
 /// warpgroup 0, takes warpgroup 1's), then each thread writes `y[t] = x[t] + 1`.

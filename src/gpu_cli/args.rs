@@ -94,6 +94,8 @@ pub enum Kernel {
     Axpby,
     /// `gemm_{bf16,f16}_{in,f32}` (tensor cores)
     Gemm,
+    /// `attention_{bf16,f16}_d{64,128}[_causal]` (the FlashAttention forward; sm_90a)
+    Attention,
     /// every kernel
     All,
 }
@@ -107,6 +109,7 @@ impl Kernel {
             Kernel::Rmsnorm => "rmsnorm",
             Kernel::Axpby => "axpby",
             Kernel::Gemm => "gemm",
+            Kernel::Attention => "attention",
             Kernel::All => "all",
         }
     }
@@ -200,10 +203,11 @@ pub struct OnDevice {
 /// `tessel run`'s arguments.
 #[derive(Args)]
 pub struct RunArgs {
-    /// copy, transpose, rmsnorm, axpby, gemm or all
+    /// copy, transpose, rmsnorm, axpby, gemm, attention or all
     #[arg(value_enum, value_name = "KERNEL", hide_possible_values = true)]
     pub(super) kernel: Option<Kernel>,
-    /// copy: N; transpose: ROWS COLS; rmsnorm: M N (rows, columns)
+    /// copy: N; transpose: ROWS COLS; rmsnorm: M N (rows, columns); gemm: M N K; attention:
+    /// B H HKV SQ SK D (batch, heads, key/value heads, query and key lengths, head dimension)
     #[arg(value_name = "SIZES", value_parser = parse_size)]
     pub(super) sizes: Vec<usize>,
     /// Element type [default: f32]
@@ -233,7 +237,7 @@ pub struct RunArgs {
 /// `tessel bench`'s arguments.
 #[derive(Args)]
 pub struct BenchArgs {
-    /// copy, transpose, rmsnorm, axpby, gemm or all
+    /// copy, transpose, rmsnorm, axpby, gemm or all (attention: its example times it)
     #[arg(value_enum, value_name = "KERNEL", default_value_t = Kernel::All)]
     pub(super) kernel: Kernel,
     /// gemm only: M N K to time instead of 4096^3 and 8192^3 (several triples allowed)
@@ -365,6 +369,8 @@ pub(super) enum Job {
     Axpby(RmsDtype, usize, usize),
     /// Inputs f16 (else bf16), output f32 (else the inputs' type), `[M, N, K]`.
     Gemm(GemmDtype, bool, [usize; 3]),
+    /// Inputs (and O) of the type, `[B, H, HKV, SQ, SK, D]`, the causal mask.
+    Attention(GemmDtype, [usize; 6], bool),
     /// The GEMM over several GPUs (`--gpus`): the output the inputs' type (f32 for the K
     /// split's partial sums).
     GemmSplit(GemmDtype, Plan),
@@ -426,6 +432,12 @@ impl Job {
                 d.name(),
                 if p.split == Split::K { "f32" } else { d.name() }
             )],
+            Job::Attention(d, s, causal) => vec![format!(
+                "attention_{}_d{}{}",
+                d.name(),
+                s[5],
+                if *causal { "_causal" } else { "" }
+            )],
         }
     }
     /// What the check is, for a line that says it could not run.
@@ -449,6 +461,11 @@ impl Job {
                 "gemm {}->{} {m}x{n}x{k}",
                 d.name(),
                 if *f32_out { "f32" } else { d.name() }
+            ),
+            Job::Attention(d, [b, h, hkv, sq, sk, dh], causal) => format!(
+                "attention {} B{b} H{h} HKV{hkv} {sq}x{sk} D{dh}{}",
+                d.name(),
+                if *causal { " causal" } else { "" }
             ),
             Job::GemmSplit(d, p) => {
                 let [m, n, k] = p.mnk;
@@ -474,7 +491,7 @@ pub(super) fn plan(a: &RunArgs) -> Result<Vec<Job>, Usage> {
     let Some(kernel) = a.kernel else {
         return Err((
             ErrorKind::MissingRequiredArgument,
-            "run needs a KERNEL: copy, transpose, rmsnorm, axpby, gemm or all".into(),
+            "run needs a KERNEL: copy, transpose, rmsnorm, axpby, gemm, attention or all".into(),
         ));
     };
     if kernel == Kernel::All {
@@ -522,6 +539,7 @@ pub(super) fn plan(a: &RunArgs) -> Result<Vec<Job>, Usage> {
         Kernel::Transpose => (2, "sizes (ROWS COLS)", &[1031, 2053]),
         Kernel::Axpby => (2, "sizes (M N)", &[1000, 1000]),
         Kernel::Gemm => (3, "sizes (M N K)", &[1000, 1000, 1000]),
+        Kernel::Attention => (6, "sizes (B H HKV SQ SK D)", &[1, 4, 2, 200, 300, 64]),
         _ => (2, "sizes (M N)", &[14, 4096]),
     };
     let s = match a.sizes.len() {
@@ -536,7 +554,13 @@ pub(super) fn plan(a: &RunArgs) -> Result<Vec<Job>, Usage> {
     };
     let invalid = |m: String| Err((ErrorKind::ValueValidation, m));
     // a GEMM's largest matrix is one of M K, N K, M N; the others' one tensor is all sizes
-    let elems = if kernel == Kernel::Gemm {
+    let elems = if kernel == Kernel::Attention {
+        // the largest tensor: Q and O (B H SQ D) or K and V (B HKV SK D)
+        let all = |i: [usize; 4]| i.iter().try_fold(1usize, |p, &j| p.checked_mul(s[j]));
+        all([0, 1, 3, 5])
+            .zip(all([0, 2, 4, 5]))
+            .map(|(q, k)| q.max(k))
+    } else if kernel == Kernel::Gemm {
         [(0, 2), (1, 2), (0, 1)]
             .iter()
             .map(|&(i, j)| s[i].checked_mul(s[j]))
@@ -586,6 +610,36 @@ pub(super) fn plan(a: &RunArgs) -> Result<Vec<Job>, Usage> {
             .into_iter()
             .map(|d| Job::Axpby(d, s[0], s[1]))
             .collect(),
+        Kernel::Attention => {
+            let shape = host::checks::attention::Shape {
+                batch: s[0],
+                heads: s[1],
+                kv_heads: s[2],
+                seq_q: s[3],
+                seq_k: s[4],
+                d: s[5],
+                causal: false,
+            };
+            if let Some(why) = host::jobs::attention::refuse(&shape) {
+                return invalid(why);
+            }
+            let types = match a.dtype {
+                Some(DtypeArg::F32) => {
+                    return invalid("attention's inputs are 16-bit (bf16, f16)".into())
+                }
+                Some(DtypeArg::F16) => vec![GemmDtype::F16],
+                Some(DtypeArg::All) => vec![GemmDtype::Bf16, GemmDtype::F16],
+                Some(DtypeArg::Bf16) | None => vec![GemmDtype::Bf16],
+            };
+            let sizes = [s[0], s[1], s[2], s[3], s[4], s[5]];
+            let mut jobs = vec![];
+            for d in types {
+                for causal in [false, true] {
+                    jobs.push(Job::Attention(d, sizes, causal));
+                }
+            }
+            jobs
+        }
         Kernel::Gemm => {
             let types = match a.dtype {
                 Some(DtypeArg::F32) => {
@@ -705,6 +759,18 @@ pub(super) fn everything() -> Vec<Job> {
                 [4095, 4097, 1023],
             ] {
                 plan.push(Job::Gemm(d, f32_out, mnk));
+            }
+        }
+    }
+    for d in [GemmDtype::Bf16, GemmDtype::F16] {
+        for s in [
+            [1, 1, 1, 1, 1, 64],
+            [1, 4, 2, 200, 300, 64],
+            [2, 2, 1, 130, 257, 128],
+            [1, 16, 4, 4097, 4099, 128],
+        ] {
+            for causal in [false, true] {
+                plan.push(Job::Attention(d, s, causal));
             }
         }
     }

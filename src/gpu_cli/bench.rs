@@ -36,6 +36,14 @@ pub(super) const TUNE_TRANSPOSE: [(usize, usize, bool); 2] =
 /// `tessel bench [KERNEL] [--reps N] [--seed N] [--device N]`.
 pub fn bench(a: BenchArgs) -> ExitCode {
     let split_opts = a.split.split.is_some() || a.split.chunks.is_some() || a.comm_sms.is_some();
+    if a.kernel == Kernel::Attention {
+        return crate::usage_error(
+            "bench",
+            ErrorKind::InvalidValue,
+            "bench has no attention yet: `cargo run --release --example attention` times it \
+             (scripts/sdpa.py times torch's SDPA on the same shapes)",
+        );
+    }
     if split_opts && (a.gpus < 2 || a.kernel != Kernel::Gemm) {
         return crate::usage_error(
             "bench",

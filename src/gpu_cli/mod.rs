@@ -315,7 +315,7 @@ mod tests {
             (&["rmsnorm", "18446744073709551615", "16"], "2^32"),
             (
                 &[],
-                "run needs a KERNEL: copy, transpose, rmsnorm, axpby, gemm or all",
+                "run needs a KERNEL: copy, transpose, rmsnorm, axpby, gemm, attention or all",
             ),
         ];
         for (args, want) in refused {

@@ -32,7 +32,7 @@ pub use crate::checks::gemm_sm80::{GemmIn, GemmOut};
 
 /// The simulated GPU's schedule for a check: `TESSEL_SIM_SEED` when set (a failing check's
 /// replay), else drawn from `rng`.
-fn sim_seed(rng: &mut Rng) -> u64 {
+pub(crate) fn sim_seed(rng: &mut Rng) -> u64 {
     std::env::var("TESSEL_SIM_SEED")
         .ok()
         .and_then(|v| v.parse().ok())

@@ -3,8 +3,9 @@
 //! checked against the definition and for exactly-once coverage), and timings beside a
 //! device-to-device copy of the same bytes.
 //!
-//! [`gemm`]: the GEMMs' checks and timings; [`peer`]: peers (torch) timed in the same run.
+//! [`attention`]: the attention forward's check; [`gemm`]: the GEMMs' checks and timings; [`peer`]: peers (torch) timed in the same run.
 
+pub mod attention;
 pub mod gemm;
 pub mod peer;
 

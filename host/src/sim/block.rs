@@ -80,6 +80,8 @@ pub struct BlockState {
     pub mbar: Vec<RefCell<Mbarriers>>,
     /// The accumulators of the wgmmas in flight.
     accumulators: RefCell<Accumulators>,
+    /// The arrivals (`bar.arrive`) at named barriers that no completion has counted yet.
+    arrivals: RefCell<Vec<Arrival>>,
     /// Threads per block.
     threads: usize,
     running: Cell<usize>,
@@ -110,6 +112,19 @@ impl Simulator for BlockState {
     }
 }
 
+/// A thread's arrival at a named barrier (`bar.arrive`), waiting for the barrier to complete:
+/// the barrier (block and id, as [`complete`] keys them), when, which thread, the count it
+/// named, where, and what the thread published (a release).
+#[derive(Clone, Debug)]
+struct Arrival {
+    key: u32,
+    at: u64,
+    thread: usize,
+    threads: u32,
+    site: Site,
+    published: Vec<super::clock::Epoch>,
+}
+
 /// Where a thread is.
 #[derive(Clone, Copy, Debug)]
 enum State {
@@ -138,6 +153,7 @@ pub fn run_block(
     state.smem.resize_with(blocks, Default::default);
     state.mbar.resize_with(blocks, Default::default);
     state.accumulators.get_mut().reset();
+    state.arrivals.get_mut().clear();
     for (r, &m) in smem.iter().enumerate() {
         state.smem[r].get_mut().reset(m, (r * per_block, per_block));
         state.mbar[r].get_mut().reset();
@@ -190,6 +206,16 @@ pub fn run_block(
             for (s, m) in state.smem.iter().zip(&state.mbar) {
                 s.borrow().check_block_ended();
                 m.borrow().check_ended();
+            }
+            if let Some(a) = state.arrivals.borrow().first() {
+                fault(format!(
+                    "the block ended with thread {}'s arrival at named barrier {} ({} threads) at \
+                     {} never counted by a completion of the barrier",
+                    a.thread,
+                    a.key % 32,
+                    a.threads,
+                    a.site
+                ));
             }
             return;
         }
@@ -250,7 +276,7 @@ fn complete(
     b: &BlockState,
     states: &mut [State],
     results: &mut [u32],
-    waiting: &mut Vec<(u32, u64, usize, u32, Site)>,
+    waiting: &mut Vec<(u32, u64, usize, u32, Site, bool)>,
 ) -> bool {
     let (all, threads) = (states.len(), b.threads);
     let mut progress = false;
@@ -263,14 +289,38 @@ fn complete(
         results.fill(0);
         progress = true;
     }
-    // barriers: (block and id, arrival, thread, count, site), grouped by block and id in arrival
-    // order
+    // arrivals without a wait (`bar.arrive`): the thread goes on, its arrival counted below
+    let mut arrivals = b.arrivals.borrow_mut();
+    for (t, s) in states.iter_mut().enumerate() {
+        if let State::Waiting(Sync::BarrierArrive { id, threads: n }, site, at) = *s {
+            let published = b.clocks.borrow_mut().release(t);
+            let key = (t / threads) as u32 * 32 + id;
+            arrivals.push(Arrival {
+                key,
+                at,
+                thread: t,
+                threads: n,
+                site,
+                published,
+            });
+            *s = State::Runnable;
+            results[t] = 0;
+            progress = true;
+        }
+    }
+    // barriers: (block and id, arrival, thread, count, site, an arrival without a wait), grouped
+    // by block and id in arrival order
     waiting.clear();
     for (t, s) in states.iter().enumerate() {
         if let State::Waiting(Sync::Barrier { id, threads: n }, site, at) = *s {
-            waiting.push(((t / threads) as u32 * 32 + id, at, t, n, site));
+            waiting.push(((t / threads) as u32 * 32 + id, at, t, n, site, false));
         }
     }
+    waiting.extend(
+        arrivals
+            .iter()
+            .map(|a| (a.key, a.at, a.thread, a.threads, a.site, true)),
+    );
     waiting.sort_unstable_by_key(|w| (w.0, w.1));
     for group in waiting.chunk_by(|a, b| a.0 == b.0) {
         let (id, n, site) = (group[0].0 % 32, group[0].3, group[0].4);
@@ -280,9 +330,10 @@ fn complete(
                 group[0].2, w.2, w.3, w.4
             ));
         }
-        if id >= 16 {
+        if id >= 16 || (id == 0 && group.iter().any(|w| w.5)) {
             fault(format!(
-                "barrier {id} at {site}: named barriers are 0 to 15 (0 is sync_threads')"
+                "barrier {id} at {site}: named barriers are 1 to 15 (0 is sync_threads', which \
+                 named_barrier_arrive may not use)"
             ));
         }
         let need = if n == 0 { threads } else { n as usize };
@@ -293,20 +344,33 @@ fn complete(
             ));
         }
         if group.len() >= need {
-            if need == all {
+            let done = &group[..need];
+            let waiters: Vec<usize> = done.iter().filter(|w| !w.5).map(|w| w.2).collect();
+            if need == all && waiters.len() == all {
                 b.clocks.borrow_mut().block_barrier();
                 b.smem[0].borrow_mut().block_barrier();
             } else {
-                let set: Vec<usize> = group[..need].iter().map(|w| w.2).collect();
-                b.clocks.borrow_mut().join(&set);
+                // the waiters see each other and what every counted arrival published
+                let mut clocks = b.clocks.borrow_mut();
+                clocks.join(&waiters);
+                for a in arrivals
+                    .iter()
+                    .filter(|a| done.iter().any(|w| w.5 && w.1 == a.at))
+                {
+                    for &t in &waiters {
+                        clocks.acquire(t, &a.published);
+                    }
+                }
             }
-            for w in &group[..need] {
-                states[w.2] = State::Runnable;
-                results[w.2] = 0;
+            arrivals.retain(|a| !done.iter().any(|w| w.5 && w.1 == a.at));
+            for &t in &waiters {
+                states[t] = State::Runnable;
+                results[t] = 0;
             }
             progress = true;
         }
     }
+    drop(arrivals);
     // mbarrier waits whose phase has completed: the waiter acquires what the phase published
     for (t, s) in states.iter_mut().enumerate() {
         if let State::Waiting(Sync::MbarWait { bar, parity }, site, _) = *s {
@@ -375,7 +439,11 @@ fn complete(
 fn is_warp_op(op: &Sync) -> bool {
     !matches!(
         op,
-        Sync::Barrier { .. } | Sync::ClusterBarrier | Sync::MbarWait { .. } | Sync::BulkWait { .. }
+        Sync::Barrier { .. }
+            | Sync::BarrierArrive { .. }
+            | Sync::ClusterBarrier
+            | Sync::MbarWait { .. }
+            | Sync::BulkWait { .. }
     ) && !is_warpgroup_op(op)
 }
 
@@ -672,6 +740,7 @@ fn name(op: &Sync) -> String {
     match op {
         Sync::Barrier { id: 0, threads: 0 } => "sync_threads".to_string(),
         Sync::Barrier { id, threads } => format!("named_barrier({id}, {threads})"),
+        Sync::BarrierArrive { id, threads } => format!("named_barrier_arrive({id}, {threads})"),
         Sync::Warp => "sync_warp".to_string(),
         Sync::Shfl { mode, .. } => format!("shfl.{}", format!("{mode:?}").to_lowercase()),
         Sync::Vote { mode, .. } => format!("vote.{}", format!("{mode:?}").to_lowercase()),

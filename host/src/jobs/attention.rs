@@ -1,0 +1,241 @@
+//! What `tessel run attention` does: `attention` (tessel_gpu::attention, the FlashAttention
+//! forward) on fresh random Q, K, V (uniform in `(-2, 2)`), O and the log-sum-exp poisoned with
+//! NaN, compared with
+//! - the `f64` reference within the bound [`crate::checks::attention`] derives: every row up to
+//!   [`FULL_REFERENCE`] multiply-adds, else 64 rows drawn at random and the first and last;
+//! - the kernel's own function on the simulated GPU up to [`HOST_EXECUTION`] multiply-adds: every
+//!   output written exactly once, no race,
+//!   every row within the bound; and the GPU's results against it, the count of bit-equal
+//!   elements reported (the tensor cores' order of addition within an instruction is not
+//!   specified, so a difference within the bound is not a failure).
+
+use tessel_gpu::attention::Attention;
+use tessel_gpu::ctx::Entry;
+use tessel_gpu::mem::{Device, Gmem};
+use tessel_gpu::tma::GmemTensorMap;
+
+use crate::checks::attention::{simulate, Inputs, OnGpu, Shape};
+use crate::elem::Rng;
+use crate::jobs::Verdict;
+use crate::runtime::gpu::{Gpu, GpuError, Result};
+use crate::runtime::tma::TmaElem;
+
+pub use tessel_gpu::mma::MmaIn;
+
+/// The most multiply-adds (`B H Sq Sk D`) checked at every row against the `f64` reference.
+pub const FULL_REFERENCE: usize = 1 << 30;
+/// The most multiply-adds run on the simulated GPU.
+pub const HOST_EXECUTION: usize = 1 << 25;
+
+/// The attention problem's multiply-adds, `B H Sq Sk D` (the mask not counted).
+pub fn work(s: &Shape) -> usize {
+    s.rows() * s.seq_k * s.d
+}
+
+/// Why `tessel run attention` cannot take `s`, or nothing.
+pub fn refuse(s: &Shape) -> Option<String> {
+    if s.batch == 0 || s.heads == 0 || s.kv_heads == 0 || s.seq_q == 0 || s.seq_k == 0 {
+        return Some("attention needs B, H, HKV, SQ and SK of at least 1".into());
+    }
+    if !s.heads.is_multiple_of(s.kv_heads) {
+        return Some(format!(
+            "attention needs H a multiple of HKV (the key/value heads), got H = {}, HKV = {}",
+            s.heads, s.kv_heads
+        ));
+    }
+    if s.d != 64 && s.d != 128 {
+        return Some(format!(
+            "attention has head dimensions 64 and 128, got D = {}",
+            s.d
+        ));
+    }
+    None
+}
+
+/// The launch parameters of `attention` on the GPU for inputs `I`.
+type GpuParams<I> = tessel_gpu::attention::AttentionParams<GmemTensorMap<I>, Gmem<I>, Gmem<f32>>;
+
+/// The rows compared with the reference: every row up to [`FULL_REFERENCE`] multiply-adds, else 64
+/// drawn from `rng` and the first and last.
+fn rows_to_check(s: &Shape, rng: &mut Rng) -> Vec<usize> {
+    let rows = s.rows();
+    if work(s) <= FULL_REFERENCE {
+        return (0..rows).collect();
+    }
+    let mut r: Vec<usize> = (0..64)
+        .map(|_| (rng.next_u64() % rows as u64) as usize)
+        .collect();
+    r.extend([0, rows - 1]);
+    r.sort_unstable();
+    r.dedup();
+    r
+}
+
+/// `attention` at shape `s` with inputs `I`, checked as the module says.
+pub fn run_attention<I: AttentionIn>(
+    gpu: Option<&Gpu>,
+    s: Shape,
+    rng: &mut Rng,
+) -> Result<Verdict> {
+    let what = format!(
+        "attention {} B{} H{} HKV{} {}x{} D{}{}",
+        I::NAME,
+        s.batch,
+        s.heads,
+        s.kv_heads,
+        s.seq_q,
+        s.seq_k,
+        s.d,
+        if s.causal { " causal" } else { "" }
+    );
+    if let Some(why) = refuse(&s) {
+        return Err(GpuError::Invalid(why));
+    }
+    let x = Inputs::<I>::new(rng, s);
+    let (mut lines, mut ok) = (vec![], true);
+    let mut say = |pass: bool, line: String| {
+        ok &= pass;
+        lines.push(format!(
+            "{what}: {} {line}",
+            if pass { "OK" } else { "FAIL" }
+        ));
+    };
+    // the kernel's own function on the simulated GPU
+    let mut simulated = None;
+    if work(&s) <= HOST_EXECUTION {
+        let seed = super::gemm::sim_seed(rng);
+        let who = format!("simulated (seed {seed})");
+        let all: Vec<usize> = (0..s.rows()).collect();
+        match I::by_shape(&s, Sim { x: &x, seed }) {
+            Ok((o, lse)) => {
+                match x.check(&o, &lse, &all, tessel_gpu::attention::BM as usize) {
+                    Ok(w) => say(true, format!("{who}: O and the log-sum-exp written once, no race; every row within {w:.2} of its bound")),
+                    Err(e) => say(false, format!("{who}: {e}")),
+                }
+                simulated = Some((o, lse));
+            }
+            Err(e) => say(false, format!("{who}: {e}")),
+        }
+    }
+    let Some(g) = gpu else {
+        let skipped = lines.is_empty();
+        if skipped {
+            lines.push(format!(
+                "{what}: not run (no GPU; the host execution runs up to 2^25 multiply-adds)"
+            ));
+        }
+        return Ok(Verdict {
+            ok,
+            skipped,
+            line: lines.join("\n"),
+        });
+    };
+    let (o, lse) = I::by_shape(&s, OnDevice { g, x: &x })?;
+    let rows = rows_to_check(&s, rng);
+    let which = if rows.len() == s.rows() {
+        "every row".to_string()
+    } else {
+        format!("{} sampled rows", rows.len())
+    };
+    match x.check(&o, &lse, &rows, 128) {
+        Ok(w) => say(
+            true,
+            format!("GPU vs the f64 reference ({which}): within {w:.2} of the bound"),
+        ),
+        Err(e) => say(false, format!("GPU vs the f64 reference: {e}")),
+    }
+    if let Some((so, sl)) = &simulated {
+        let same = |a: &[f32], b: &[f32]| {
+            a.iter()
+                .zip(b)
+                .filter(|(x, y)| x.to_bits() == y.to_bits())
+                .count()
+        };
+        lines.push(format!(
+            "{what}: GPU vs the simulated GPU: {} of {} elements of O and {} of {} of the \
+             log-sum-exp bit-equal",
+            same(&o, so),
+            o.len(),
+            same(&lse, sl),
+            lse.len()
+        ));
+    }
+    Ok(Verdict {
+        ok,
+        skipped: false,
+        line: lines.join("\n"),
+    })
+}
+
+/// What to do with the kernel of a shape ([`AttentionIn::by_shape`]): run it, giving O and the
+/// log-sum-exp.
+pub trait Runner<I: MmaIn + Default + TmaElem> {
+    /// What the run gives.
+    type Out;
+    /// Runs entry `K`, `attention` with `D = 2 OV` and the mask `CAUSAL`.
+    fn run<K, const OV: usize, const CAUSAL: bool>(self) -> Self::Out
+    where
+        K: Entry<Params<Device> = GpuParams<I>>;
+}
+
+/// On the simulated GPU, under schedule `seed`.
+struct Sim<'a, I> {
+    x: &'a Inputs<I>,
+    seed: u64,
+}
+
+impl<I: MmaIn + Default + TmaElem> Runner<I> for Sim<'_, I> {
+    type Out = std::result::Result<(Vec<f32>, Vec<f32>), String>;
+    fn run<K, const OV: usize, const CAUSAL: bool>(self) -> Self::Out
+    where
+        K: Entry<Params<Device> = GpuParams<I>>,
+    {
+        simulate::<I, OV, 64, CAUSAL, 0>(self.x, self.seed).map_err(|e| e.to_string())
+    }
+}
+
+/// On the GPU `g`: O and the log-sum-exp poisoned, one launch, copied back.
+struct OnDevice<'a, I> {
+    g: &'a Gpu,
+    x: &'a Inputs<I>,
+}
+
+impl<I: MmaIn + Default + TmaElem> Runner<I> for OnDevice<'_, I> {
+    type Out = Result<(Vec<f32>, Vec<f32>)>;
+    fn run<K, const OV: usize, const CAUSAL: bool>(self) -> Self::Out
+    where
+        K: Entry<Params<Device> = GpuParams<I>>,
+    {
+        if !self.g.has_kernel(K::NAME) {
+            return Err(GpuError::Invalid(format!(
+                "no {} in the loaded PTX (attention needs sm_90a PTX: TESSEL_ARCH=sm_90,sm_90a)",
+                K::NAME
+            )));
+        }
+        let run = OnGpu::new(self.g, self.x, 128)?;
+        self.g.launch::<K>(run.params)?;
+        run.outputs(self.g)
+    }
+}
+
+/// An input type of `attention`: its kernels by head dimension and mask.
+pub trait AttentionIn: MmaIn + Default + TmaElem {
+    /// `r` on the kernel of `s`'s head dimension and mask.
+    fn by_shape<R: Runner<Self>>(s: &Shape, r: R) -> R::Out;
+}
+
+macro_rules! attention_in {
+    ($($t:ty),*) => {$(
+        impl AttentionIn for $t {
+            fn by_shape<R: Runner<Self>>(s: &Shape, r: R) -> R::Out {
+                match (s.d, s.causal) {
+                    (64, false) => r.run::<Attention<$t, 32, 64, false>, 32, false>(),
+                    (64, true) => r.run::<Attention<$t, 32, 64, true>, 32, true>(),
+                    (_, false) => r.run::<Attention<$t, 64, 64, false>, 64, false>(),
+                    (_, true) => r.run::<Attention<$t, 64, 64, true>, 64, true>(),
+                }
+            }
+        }
+    )*};
+}
+attention_in!(half::bf16, half::f16);
