@@ -399,7 +399,10 @@ fn attention_runs_its_checks_and_refuses_what_it_has_no_kernel_for() {
         &["run", "attention", "--dtype", "f32"],
         "attention's inputs are 16-bit",
     );
-    refused(&["bench", "attention"], "bench has no attention yet");
+    refused(
+        &["bench", "attention", "64"],
+        "bench takes SIZES for gemm only",
+    );
     let out = tessel(&[
         "run",
         "attention",

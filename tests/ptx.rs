@@ -290,6 +290,9 @@ fn sm90a_entries_and_their_directives() {
                 has(&format!(".reqnctapercluster {cluster}, 1, 1")),
                 "{k}: {header}"
             );
+        } else if k.starts_with("attention_") {
+            let threads = tessel_gpu::attention::THREADS;
+            assert!(has(&format!(".maxntid {threads}, 1, 1")), "{k}: {header}");
         } else {
             assert!(!header.contains(".maxntid"), "{k}: {header}");
         }

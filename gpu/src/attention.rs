@@ -180,7 +180,10 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
         let qt = if CAUSAL { c.grid[0] - 1 - bx } else { bx };
         let [_, h, hkv] = p.heads;
         let [sq, sk] = p.seq;
-        let (q_row, k_row) = (bh * sq + BM * qt, (bh / h * hkv + bh % h / (h / hkv)) * sk);
+        // heads per key/value head (`prepare` has checked `h` a multiple of `hkv >= 1`; at least
+        // 1 for the compiler too: no division's panic path in the kernel)
+        let (h, group) = (h.max(1), (h / hkv.max(1)).max(1));
+        let (q_row, k_row) = (bh * sq + BM * qt, (bh / h * hkv + bh % h / group) * sk);
         // the key tiles this block's rows see
         let seen = if CAUSAL { sk.min(BM * (qt + 1)) } else { sk };
         let tiles = (seen + bn - 1) / bn;

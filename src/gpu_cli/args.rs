@@ -237,7 +237,7 @@ pub struct RunArgs {
 /// `tessel bench`'s arguments.
 #[derive(Args)]
 pub struct BenchArgs {
-    /// copy, transpose, rmsnorm, axpby, gemm or all (attention: its example times it)
+    /// copy, transpose, rmsnorm, axpby, gemm, attention or all
     #[arg(value_enum, value_name = "KERNEL", default_value_t = Kernel::All)]
     pub(super) kernel: Kernel,
     /// gemm only: M N K to time instead of 4096^3 and 8192^3 (several triples allowed)

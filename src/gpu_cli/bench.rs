@@ -36,14 +36,6 @@ pub(super) const TUNE_TRANSPOSE: [(usize, usize, bool); 2] =
 /// `tessel bench [KERNEL] [--reps N] [--seed N] [--device N]`.
 pub fn bench(a: BenchArgs) -> ExitCode {
     let split_opts = a.split.split.is_some() || a.split.chunks.is_some() || a.comm_sms.is_some();
-    if a.kernel == Kernel::Attention {
-        return crate::usage_error(
-            "bench",
-            ErrorKind::InvalidValue,
-            "bench has no attention yet: `cargo run --release --example attention` times it \
-             (scripts/sdpa.py times torch's SDPA on the same shapes)",
-        );
-    }
     if split_opts && (a.gpus < 2 || a.kernel != Kernel::Gemm) {
         return crate::usage_error(
             "bench",
@@ -111,6 +103,7 @@ pub fn bench(a: BenchArgs) -> ExitCode {
         (Kernel::Rmsnorm, 2 * RMS_SIZES.len()),
         (Kernel::Axpby, 2),
         (Kernel::Gemm, 1),
+        (Kernel::Attention, ATTENTION_SEQS.len() * 4),
     ]
     .into_iter()
     .chain([
@@ -260,6 +253,9 @@ pub fn bench(a: BenchArgs) -> ExitCode {
             progress.borrow_mut().tick();
         }
     }
+    if which(Kernel::Attention) {
+        bench_attention(&g, r, &mut rng, &run, (&results, &progress), &say);
+    }
     if which(Kernel::Copy) {
         // the chosen configuration, and the default beside a tuned one
         fn copy<T: Elem>(
@@ -341,8 +337,17 @@ pub fn bench(a: BenchArgs) -> ExitCode {
     if a.peers {
         progress.borrow_mut().set_what("torch (scripts/peers.py)");
         results.extend(peers(&run, &a, r, &say));
+        if which(Kernel::Attention) {
+            progress
+                .borrow_mut()
+                .set_what("torch SDPA (scripts/sdpa.py)");
+            let sdpa = sdpa_peers(&run, r, &say);
+            results.extend(sdpa);
+        }
         progress.borrow_mut().tick();
     }
+    // tessel's attention as a percent of cuDNN's in this run; without it, not recorded
+    of_cudnn(&mut results);
     progress.borrow_mut().finish();
     if let Err(e) = run.save(&results, a.results.as_deref(), a.svg.as_deref()) {
         eprintln!("tessel bench: {e}");
@@ -483,6 +488,102 @@ fn peers(run: &Run, a: &BenchArgs, reps: usize, say: &dyn Fn(String)) -> Vec<res
     }
     say(format!("peers: {} torch figures", rows.len()));
     rows
+}
+
+/// The sequence lengths `tessel bench attention` times (batch x sequence = 16k, 16 heads, as
+/// FlashAttention reports).
+pub(super) const ATTENTION_SEQS: [usize; 5] = [1024, 2048, 4096, 8192, 16384];
+
+/// `attention` (bf16) at D = 64 and 128, both masks, [`ATTENTION_SEQS`]: each checked on sampled
+/// rows then timed, a line each; a result per case (TFLOP/s; its percent of cuDNN filled in by
+/// [`of_cudnn`] when the peers run, else 0).
+fn bench_attention(
+    g: &Gpu,
+    reps: usize,
+    rng: &mut Rng,
+    run: &Run,
+    (results, progress): (&RefCell<Vec<results::Row>>, &RefCell<Progress>),
+    say: &dyn Fn(String),
+) {
+    use host::checks::attention::Shape;
+    if !g.has_kernel("attention_bf16_d128") {
+        say("attention: not run (no sm_90a PTX: build with TESSEL_ARCH=sm_90,sm_90a)".into());
+    }
+    for d in [64, 128] {
+        for seq in ATTENTION_SEQS {
+            for causal in [false, true] {
+                let s = Shape {
+                    batch: 16384 / seq,
+                    heads: 16,
+                    kv_heads: 16,
+                    seq_q: seq,
+                    seq_k: seq,
+                    d,
+                    causal,
+                };
+                if g.has_kernel("attention_bf16_d128") {
+                    match host::jobs::attention::bench_attention::<bf16>(g, s, reps, rng) {
+                        Ok(t) => {
+                            say(format!(
+                                "{:<36} {:>9.4} {:>9.1} TFLOP/s  [{:.4} .. {:.4}]  {} rows within {:.2} of the bound",
+                                t.what, t.ms, t.tflops, t.spread.0, t.spread.1, t.checked.0, t.checked.1
+                            ));
+                            results.borrow_mut().push(
+                                run.row(&t.what, "tessel", t.tflops, "TFLOP/s", "cuDNN", 0.0),
+                            );
+                        }
+                        Err(e) => say(format!("error: {e}")),
+                    }
+                }
+                progress.borrow_mut().tick();
+            }
+        }
+    }
+}
+
+/// torch's SDPA backends on `tessel bench attention`'s cases (`scripts/sdpa.py --rows`, `reps`
+/// launches each), as results of `run` (their percent of cuDNN filled in by [`of_cudnn`]);
+/// what the script printed otherwise goes to `say`.
+fn sdpa_peers(run: &Run, reps: usize, say: &dyn Fn(String)) -> Vec<results::Row> {
+    let args = ["--rows".to_string(), "--reps".into(), reps.to_string()];
+    let out = tessel::peer::torch_lines(env!("CARGO_MANIFEST_DIR"), "", "scripts/sdpa.py", &args);
+    let mut rows = vec![];
+    for line in out.lines() {
+        match line.split('\t').collect::<Vec<_>>()[..] {
+            [case, who, v] => match v.parse::<f64>() {
+                Ok(v) if v.is_finite() && v > 0.0 => {
+                    rows.push(run.row(case, who, v, "TFLOP/s", "cuDNN", 0.0))
+                }
+                _ => say(format!("peers: {line}")),
+            },
+            _ => say(format!("peers: {line}")),
+        }
+    }
+    say(format!("peers: {} torch SDPA figures", rows.len()));
+    rows
+}
+
+/// Gives each row measured against cuDNN the percent of its case's cuDNN figure (torch's
+/// `cudnn` backend, in `results` too); a row whose case has none is dropped (no percent of
+/// nothing recorded).
+fn of_cudnn(results: &mut Vec<results::Row>) {
+    let cudnn: Vec<(String, f64)> = results
+        .iter()
+        .filter(|r| r.who == "torch cudnn")
+        .map(|r| (r.kernel.clone(), r.value))
+        .collect();
+    results.retain_mut(|r| {
+        if r.of != "cuDNN" {
+            return true;
+        }
+        match cudnn.iter().find(|(k, _)| *k == r.kernel) {
+            Some((_, c)) => {
+                r.percent = 100.0 * r.value / c;
+                true
+            }
+            None => false,
+        }
+    });
 }
 
 /// The rank this process was started as by `--process-per-gpu` (its copies of the command) and
@@ -724,5 +825,56 @@ pub(super) fn bench_tile<T: Elem>(
         Tile::Swizzle => jobs::bench_transpose::<T, Swizzled<T>>(g, rc, k, r, rng),
         Tile::Pairs => jobs::bench_transpose::<T, Paired<T>>(g, rc, k, r, rng),
         Tile::Quads => jobs::bench_transpose::<T, Quads<T>>(g, rc, k, r, rng),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attention_rows_are_percents_of_the_same_cases_cudnn_or_dropped() {
+        let run = Run {
+            device: "NVIDIA H200".into(),
+            date: "2026-11-28".into(),
+            command: "tessel bench attention --peers".into(),
+        };
+        let row =
+            |case: &str, who: &str, v: f64, of: &str| run.row(case, who, v, "TFLOP/s", of, 0.0);
+        let mut rows = vec![
+            row("attention bf16 d128 full S16384", "tessel", 640.0, "cuDNN"),
+            row("attention bf16 d64 full S1024", "tessel", 300.0, "cuDNN"),
+            row("gemm bf16 4096x4096x4096", "tessel", 700.0, "cuBLAS"),
+            row(
+                "attention bf16 d128 full S16384",
+                "torch cudnn",
+                680.0,
+                "cuDNN",
+            ),
+            row(
+                "attention bf16 d128 full S16384",
+                "torch flash2",
+                340.0,
+                "cuDNN",
+            ),
+        ];
+        of_cudnn(&mut rows);
+        let got: Vec<(&str, &str, f64)> = rows
+            .iter()
+            .map(|r| (r.kernel.as_str(), r.who.as_str(), r.percent))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "attention bf16 d128 full S16384",
+                    "tessel",
+                    100.0 * 640.0 / 680.0
+                ),
+                ("gemm bf16 4096x4096x4096", "tessel", 0.0),
+                ("attention bf16 d128 full S16384", "torch cudnn", 100.0),
+                ("attention bf16 d128 full S16384", "torch flash2", 50.0),
+            ]
+        );
     }
 }

@@ -118,17 +118,7 @@ pub fn run_attention<I: AttentionIn>(
         }
     }
     let Some(g) = gpu else {
-        let skipped = lines.is_empty();
-        if skipped {
-            lines.push(format!(
-                "{what}: not run (no GPU; the host execution runs up to 2^25 multiply-adds)"
-            ));
-        }
-        return Ok(Verdict {
-            ok,
-            skipped,
-            line: lines.join("\n"),
-        });
+        return Ok(Verdict::without_gpu(&what, lines, ok));
     };
     let (o, lse) = I::by_shape(&s, OnDevice { g, x: &x })?;
     let rows = rows_to_check(&s, rng);
@@ -165,6 +155,99 @@ pub fn run_attention<I: AttentionIn>(
         skipped: false,
         line: lines.join("\n"),
     })
+}
+
+/// A timing of `attention`: the median of `reps` launches queued back to back (after 3
+/// warm-ups), in ms and in TFLOP/s as FlashAttention counts them ([`Shape::flops`]), and the
+/// largest error of the rows checked (poisoned outputs, the f64 reference) as a fraction of the
+/// bound.
+#[derive(Clone, Debug)]
+pub struct AttentionTiming {
+    /// `attention bf16 d128 full S16384` (the case's name in the results file).
+    pub what: String,
+    /// The median launch.
+    pub ms: f64,
+    /// The fastest and the slowest launch.
+    pub spread: (f64, f64),
+    /// `flops / ms`.
+    pub tflops: f64,
+    /// The rows checked and the largest error as a fraction of its bound.
+    pub checked: (usize, f64),
+}
+
+/// The name of `s`'s case for inputs `I`, as `tessel bench` and `scripts/sdpa.py --rows` write it.
+pub fn case_name<I: MmaIn>(s: &Shape) -> String {
+    format!(
+        "attention {} d{} {} S{}",
+        if I::BF16 { "bf16" } else { "f16" },
+        s.d,
+        if s.causal { "causal" } else { "full" },
+        s.seq_q
+    )
+}
+
+/// `attention` at `s` on `g`: checked on [`rows_to_check`]'s rows (fresh inputs, poisoned outputs),
+/// then timed over `reps` launches.
+pub fn bench_attention<I: AttentionIn>(
+    g: &Gpu,
+    s: Shape,
+    reps: usize,
+    rng: &mut Rng,
+) -> Result<AttentionTiming> {
+    if let Some(why) = refuse(&s) {
+        return Err(GpuError::Invalid(why));
+    }
+    let x = Inputs::<I>::new(rng, s);
+    let rows = rows_to_check(&s, rng);
+    let (ms, worst) = I::by_shape(
+        &s,
+        Timed {
+            g,
+            x: &x,
+            reps,
+            rows: &rows,
+        },
+    )?;
+    let med = ms[ms.len() / 2];
+    Ok(AttentionTiming {
+        what: case_name::<I>(&s),
+        ms: med,
+        spread: (ms[0], ms[ms.len() - 1]),
+        tflops: s.flops() / (med * 1e-3) / 1e12,
+        checked: (rows.len(), worst),
+    })
+}
+
+/// Checked at `rows`, then timed over `reps` launches on `g`: the sorted times and the largest
+/// error as a fraction of its bound.
+struct Timed<'a, I> {
+    g: &'a Gpu,
+    x: &'a Inputs<I>,
+    reps: usize,
+    rows: &'a [usize],
+}
+
+impl<I: MmaIn + Default + TmaElem> Runner<I> for Timed<'_, I> {
+    type Out = Result<(Vec<f64>, f64)>;
+    fn run<K, const OV: usize, const CAUSAL: bool>(self) -> Self::Out
+    where
+        K: Entry<Params<Device> = GpuParams<I>>,
+    {
+        let (o, lse) = OnDevice {
+            g: self.g,
+            x: self.x,
+        }
+        .run::<K, OV, CAUSAL>()?;
+        let worst = self
+            .x
+            .check(&o, &lse, self.rows, 128)
+            .map_err(GpuError::Invalid)?;
+        let run = OnGpu::new(self.g, self.x, 128)?;
+        let (ms, _) = self
+            .g
+            .time(3, self.reps, || self.g.launch::<K>(run.params))?;
+        Ok((ms, worst))
+    }
 }
 
 /// What to do with the kernel of a shape ([`AttentionIn::by_shape`]): run it, giving O and the

@@ -161,17 +161,7 @@ where
         }
     }
     let Some(g) = gpu else {
-        let skipped = lines.is_empty();
-        if skipped {
-            lines.push(format!(
-                "{what}: not run (no GPU; the host execution runs up to 2^25 multiply-adds)"
-            ));
-        }
-        return Ok(Verdict {
-            skipped,
-            ok,
-            line: lines.join("\n"),
-        });
+        return Ok(Verdict::without_gpu(&what, lines, ok));
     };
     let got = device_gemm(g, &x, mnk, |a, b, c| g.gemm(a, b, c, x.alpha, x.beta))?;
     // the f64 reference, at every row or a sample of them

@@ -35,6 +35,24 @@ pub struct Verdict {
     pub skipped: bool,
 }
 
+impl Verdict {
+    /// A check run without a GPU: its host lines (`ok`: whether they passed), or where it ran
+    /// none, a line saying so (skipped, not passed).
+    pub fn without_gpu(what: &str, mut lines: Vec<String>, ok: bool) -> Verdict {
+        let skipped = lines.is_empty();
+        if skipped {
+            lines.push(format!(
+                "{what}: not run (no GPU; the host execution runs up to 2^25 multiply-adds)"
+            ));
+        }
+        Verdict {
+            ok,
+            skipped,
+            line: lines.join("\n"),
+        }
+    }
+}
+
 fn first_mismatch<T: Elem>(a: &[T], b: &[T]) -> Option<(usize, usize)> {
     let bad = a
         .iter()
