@@ -186,8 +186,8 @@ pub fn case_name<I: MmaIn>(s: &Shape) -> String {
     )
 }
 
-/// `attention` at `s` on `g`: checked on [`rows_to_check`]'s rows (fresh inputs, poisoned outputs),
-/// then timed over `reps` launches.
+/// `attention` at `s` on `g`: checked (fresh inputs, poisoned outputs) at every row up to
+/// [`FULL_REFERENCE`] multiply-adds, else at 66 sampled rows; then timed over `reps` launches.
 pub fn bench_attention<I: AttentionIn>(
     g: &Gpu,
     s: Shape,
