@@ -506,7 +506,8 @@ fn bench_attention(
     say: &dyn Fn(String),
 ) {
     use host::checks::attention::Shape;
-    if !g.has_kernel("attention_bf16_d128") {
+    let built = g.has_kernel("attention_bf16_d128");
+    if !built {
         say("attention: not run (no sm_90a PTX: build with TESSEL_ARCH=sm_90,sm_90a)".into());
     }
     for d in [64, 128] {
@@ -521,7 +522,7 @@ fn bench_attention(
                     d,
                     causal,
                 };
-                if g.has_kernel("attention_bf16_d128") {
+                if built {
                     match host::jobs::attention::bench_attention::<bf16>(g, s, reps, rng) {
                         Ok(t) => {
                             say(format!(

@@ -22,10 +22,13 @@ use crate::runtime::tma::TmaElem;
 
 pub use tessel_gpu::mma::MmaIn;
 
-/// The most multiply-adds (`B H Sq Sk D`) checked at every row against the `f64` reference.
-pub const FULL_REFERENCE: usize = 1 << 30;
-/// The most multiply-adds run on the simulated GPU.
-pub const HOST_EXECUTION: usize = 1 << 25;
+/// The most multiply-adds (`B H Sq Sk D`) checked at every row against the `f64` reference, and
+/// the most run on the simulated GPU: the GEMM's limits.
+pub use crate::jobs::gemm::{FULL_REFERENCE, HOST_EXECUTION};
+
+/// Key rows per tile of the kernels `tessel run` and `bench` launch (`SV = 64`): the bound's and
+/// the tensor maps' `bn`.
+const BN: usize = 128;
 
 /// The attention problem's multiply-adds, `B H Sq Sk D` (the mask not counted).
 pub fn work(s: &Shape) -> usize {
@@ -56,19 +59,9 @@ pub fn refuse(s: &Shape) -> Option<String> {
 type GpuParams<I> = tessel_gpu::attention::AttentionParams<GmemTensorMap<I>, Gmem<I>, Gmem<f32>>;
 
 /// The rows compared with the reference: every row up to [`FULL_REFERENCE`] multiply-adds, else 64
-/// drawn from `rng` and the first and last.
+/// drawn from `rng` and the first and last (the GEMM's rule, the rows `B H Sq` of `Sk D` each).
 fn rows_to_check(s: &Shape, rng: &mut Rng) -> Vec<usize> {
-    let rows = s.rows();
-    if work(s) <= FULL_REFERENCE {
-        return (0..rows).collect();
-    }
-    let mut r: Vec<usize> = (0..64)
-        .map(|_| (rng.next_u64() % rows as u64) as usize)
-        .collect();
-    r.extend([0, rows - 1]);
-    r.sort_unstable();
-    r.dedup();
-    r
+    crate::jobs::gemm::rows_to_check([s.rows(), s.seq_k, s.d], rng)
 }
 
 /// `attention` at shape `s` with inputs `I`, checked as the module says.
@@ -108,7 +101,7 @@ pub fn run_attention<I: AttentionIn>(
         let all: Vec<usize> = (0..s.rows()).collect();
         match I::by_shape(&s, Sim { x: &x, seed }) {
             Ok((o, lse)) => {
-                match x.check(&o, &lse, &all, tessel_gpu::attention::BM as usize) {
+                match x.check(&o, &lse, &all, BN) {
                     Ok(w) => say(true, format!("{who}: O and the log-sum-exp written once, no race; every row within {w:.2} of its bound")),
                     Err(e) => say(false, format!("{who}: {e}")),
                 }
@@ -127,7 +120,7 @@ pub fn run_attention<I: AttentionIn>(
     } else {
         format!("{} sampled rows", rows.len())
     };
-    match x.check(&o, &lse, &rows, 128) {
+    match x.check(&o, &lse, &rows, BN) {
         Ok(w) => say(
             true,
             format!("GPU vs the f64 reference ({which}): within {w:.2} of the bound"),
@@ -233,16 +226,11 @@ impl<I: MmaIn + Default + TmaElem> Runner<I> for Timed<'_, I> {
     where
         K: Entry<Params<Device> = GpuParams<I>>,
     {
-        let (o, lse) = OnDevice {
-            g: self.g,
-            x: self.x,
-        }
-        .run::<K, OV, CAUSAL>()?;
+        let (run, (o, lse)) = launched::<I, K>(self.g, self.x)?;
         let worst = self
             .x
-            .check(&o, &lse, self.rows, 128)
+            .check(&o, &lse, self.rows, BN)
             .map_err(GpuError::Invalid)?;
-        let run = OnGpu::new(self.g, self.x, 128)?;
         let (ms, _) = self
             .g
             .time(3, self.reps, || self.g.launch::<K>(run.params))?;
@@ -268,7 +256,7 @@ struct Sim<'a, I> {
 }
 
 impl<I: MmaIn + Default + TmaElem> Runner<I> for Sim<'_, I> {
-    type Out = std::result::Result<(Vec<f32>, Vec<f32>), String>;
+    type Out = std::result::Result<Outputs, String>;
     fn run<K, const OV: usize, const CAUSAL: bool>(self) -> Self::Out
     where
         K: Entry<Params<Device> = GpuParams<I>>,
@@ -284,21 +272,35 @@ struct OnDevice<'a, I> {
 }
 
 impl<I: MmaIn + Default + TmaElem> Runner<I> for OnDevice<'_, I> {
-    type Out = Result<(Vec<f32>, Vec<f32>)>;
+    type Out = Result<Outputs>;
     fn run<K, const OV: usize, const CAUSAL: bool>(self) -> Self::Out
     where
         K: Entry<Params<Device> = GpuParams<I>>,
     {
-        if !self.g.has_kernel(K::NAME) {
-            return Err(GpuError::Invalid(format!(
-                "no {} in the loaded PTX (attention needs sm_90a PTX: TESSEL_ARCH=sm_90,sm_90a)",
-                K::NAME
-            )));
-        }
-        let run = OnGpu::new(self.g, self.x, 128)?;
-        self.g.launch::<K>(run.params)?;
-        run.outputs(self.g)
+        launched::<I, K>(self.g, self.x).map(|(_, out)| out)
     }
+}
+
+/// O and the log-sum-exp, as `f32`.
+type Outputs = (Vec<f32>, Vec<f32>);
+
+/// `x` on `g` (O and the log-sum-exp poisoned), entry `K` launched once: the uploaded problem and
+/// its outputs copied back.
+fn launched<I, K>(g: &Gpu, x: &Inputs<I>) -> Result<(OnGpu<I>, Outputs)>
+where
+    I: MmaIn + Default + TmaElem,
+    K: Entry<Params<Device> = GpuParams<I>>,
+{
+    if !g.has_kernel(K::NAME) {
+        return Err(GpuError::Invalid(format!(
+            "no {} in the loaded PTX (attention needs sm_90a PTX: TESSEL_ARCH=sm_90,sm_90a)",
+            K::NAME
+        )));
+    }
+    let run = OnGpu::new(g, x, BN as i64)?;
+    g.launch::<K>(run.params)?;
+    let out = run.outputs(g)?;
+    Ok((run, out))
 }
 
 /// An input type of `attention`: its kernels by head dimension and mask.
