@@ -2,8 +2,11 @@
 //! (`iter_custom`), beside `cuMemcpyDtoD` of the same bytes. Criterion reports throughput as
 //! bytes read + written (RMSNorm's groups: x read and y written, at N = 4096, 12288 and
 //! 32768); the GEMM's group (`gemm_4096_bf16`) as elements, i.e. multiply-adds
-//! (criterion's "Gelem/s" is then half the TFLOP/s), beside cuBLAS on the same inputs. Without a
-//! GPU this bench says so and measures nothing.
+//! (criterion's "Gelem/s" is then half the TFLOP/s), beside cuBLAS on the same inputs; the
+//! attention forward's (`attention_bf16_s4096`: batch 4, 16 heads, S = 4096, D = 64 and 128, both
+//! masks) as multiply-adds too, `2 B H S^2 D` (halved by the causal mask: criterion's "Gelem/s"
+//! is half the TFLOP/s as FlashAttention counts them); torch's SDPA beside it is `tessel bench
+//! attention --peers`'s. Without a GPU this bench says so and measures nothing.
 
 use std::time::Duration;
 
@@ -131,6 +134,51 @@ fn gpu(c: &mut Criterion) {
             });
         }
         Err(e) => eprintln!("benches/gpu: cuBLAS SKIPPED, {e}"),
+    }
+    group.finish();
+    attention(c, &g, &mut rng);
+}
+
+/// The attention forward, bf16, at batch 4, 16 heads, S = 4096: D = 64 and 128, both masks.
+fn attention(c: &mut Criterion, g: &Gpu, rng: &mut Rng) {
+    use half::bf16;
+    use host::checks::attention::{Inputs, OnGpu, Shape};
+    use tessel_gpu::attention::Attention;
+    if !g.has_kernel("attention_bf16_d128") {
+        eprintln!("benches/gpu: attention SKIPPED, the loaded PTX has no sm_90a kernels");
+        return;
+    }
+    let mut group = c.benchmark_group("attention_bf16_s4096");
+    group
+        .sample_size(30)
+        .measurement_time(Duration::from_secs(2));
+    for d in [64usize, 128] {
+        for causal in [false, true] {
+            let s = Shape {
+                batch: 4,
+                heads: 16,
+                kv_heads: 16,
+                seq_q: 4096,
+                seq_k: 4096,
+                d,
+                causal,
+            };
+            let x = Inputs::<bf16>::new(rng, s);
+            let run = OnGpu::new(g, &x, host::jobs::attention::key_tile(d) as i64).unwrap();
+            let p = run.params;
+            group.throughput(Throughput::Elements((s.flops() / 2.0) as u64));
+            let name = format!("d{d}_{}", if causal { "causal" } else { "full" });
+            group.bench_function(name, |b| {
+                b.iter_custom(|iters| {
+                    events(g, iters, || match (d, causal) {
+                        (64, false) => g.launch::<Attention<bf16, 32, 64, false>>(p),
+                        (64, true) => g.launch::<Attention<bf16, 32, 64, true>>(p),
+                        (_, false) => g.launch::<Attention<bf16, 64, 64, false>>(p),
+                        (_, true) => g.launch::<Attention<bf16, 64, 64, true>>(p),
+                    })
+                })
+            });
+        }
     }
     group.finish();
 }

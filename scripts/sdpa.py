@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """torch's scaled_dot_product_attention forward, each backend (cuDNN, FlashAttention-2, memory-
-efficient) on the shapes examples/attention.rs times: batch x sequence = 16k, 16 heads, sequence
-1k to 16k, head dimension 64 and 128, causal and not, bf16, (B, H, S, D) contiguous. CUDA events
-around each of 10 launches after 3 warm-ups; the median, in TFLOP/s counting 4 B H S^2 D, halved
-by the causal mask (as FlashAttention counts). A backend that refuses a shape is reported so.
+efficient) on the shapes `tessel bench attention` times: batch x sequence = 16k, 16 heads,
+sequence 1k to 16k, head dimension 64, 128 and 256, causal and not, bf16, (B, H, S, D)
+contiguous. CUDA events around each of 10 launches after 3 warm-ups; the median, in TFLOP/s
+counting 4 B H S^2 D, halved by the causal mask (as FlashAttention counts). A backend that
+refuses a shape is reported so.
 
 `--rows` (for `tessel bench attention --peers`): tab-separated rows only, `case  backend  TFLOP/s`,
 the cases named as `tessel bench` names them (`attention bf16 d128 causal S16384`); `--reps N`
@@ -45,7 +46,7 @@ def main():
         return 3
     if not rows:
         print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}")
-    for d in (64, 128):
+    for d in (64, 128, 256):
         for seq in (1024, 2048, 4096, 8192, 16384):
             b, h = 16384 // seq, 16
             q, k, v = (torch.randn(b, h, seq, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))

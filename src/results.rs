@@ -213,6 +213,37 @@ fn range(v: &[f64]) -> String {
     }
 }
 
+/// The sizes of an operation's cases in a cell: joined by commas, or, where there are more than
+/// four and each is the same number of words (`d128 causal S4096`), word by word: the distinct
+/// words joined by `/`, or where more than three are each a number after one prefix, the prefix
+/// and their range (`d64/d128 full/causal S1024-16384`).
+pub fn sizes_cell(sizes: &[&str]) -> String {
+    let words: Vec<Vec<&str>> = sizes.iter().map(|s| s.split(' ').collect()).collect();
+    let n = words.first().map_or(0, |w| w.len());
+    if sizes.len() <= 4 || n < 2 || words.iter().any(|w| w.len() != n) {
+        return sizes.join(", ");
+    }
+    let column = |i: usize| -> String {
+        let here = distinct(words.iter().map(|w| w[i]));
+        let prefix: String = here[0]
+            .chars()
+            .take_while(|c| !c.is_ascii_digit())
+            .collect();
+        let numbers: Option<Vec<u64>> = here
+            .iter()
+            .map(|w| w.strip_prefix(prefix.as_str())?.parse().ok())
+            .collect();
+        match numbers {
+            Some(v) if here.len() > 3 => {
+                let (lo, hi) = (v.iter().min(), v.iter().max());
+                format!("{prefix}{}-{}", lo.unwrap_or(&0), hi.unwrap_or(&0))
+            }
+            _ => here.join("/"),
+        }
+    };
+    (0..n).map(column).collect::<Vec<_>>().join(" ")
+}
+
 /// README.md's results table: a row per operation (in the file's order) with its element types
 /// and sizes, a pair of columns per device (in the file's order): tessel's percentages of the
 /// baseline over the cases, and the best peer's over the same cases (each case's best; the
@@ -234,13 +265,13 @@ pub fn markdown(rows: &[Row]) -> String {
             .filter(|r| parts_of(&r.kernel).0 == *op)
             .collect();
         let types = distinct(mine.iter().map(|r| parts_of(&r.kernel).1));
-        let sizes = distinct(mine.iter().map(|r| parts_of(&r.kernel).2));
+        let sizes = sizes_cell(&distinct(mine.iter().map(|r| parts_of(&r.kernel).2)));
         let cases = distinct(mine.iter().map(|r| r.kernel.as_str()));
         let _ = write!(
             s,
             "| {op} | {} | {} | {} |",
             types.join(", "),
-            sizes.join(", "),
+            sizes,
             mine[0].of
         );
         for d in &devices {
@@ -412,6 +443,32 @@ mod tests {
         assert_eq!(got, want);
         // merging the same run twice changes nothing
         assert_eq!(merge(&got, &new), got);
+    }
+
+    #[test]
+    fn many_sizes_read_word_by_word() {
+        let cases: Vec<String> = ["d64", "d128", "d256"]
+            .iter()
+            .flat_map(|d| {
+                [1024, 2048, 16384]
+                    .iter()
+                    .flat_map(move |s| ["full", "causal"].map(|m| format!("{d} {m} S{s}")))
+            })
+            .collect();
+        let cases: Vec<&str> = cases.iter().map(|c| c.as_str()).collect();
+        assert_eq!(sizes_cell(&cases[..4]), cases[..4].join(", "));
+        assert_eq!(
+            sizes_cell(&cases),
+            "d64/d128/d256 full/causal S1024/S2048/S16384"
+        );
+        let more = ["a S1", "a S20", "a S3", "b S4", "b S5"];
+        assert_eq!(sizes_cell(&more), "a/b S1-20");
+        let words = ["x 1", "y 2", "z 3", "w 4", "v 5"];
+        assert_eq!(sizes_cell(&words), "x/y/z/w/v 1-5");
+        let uneven = ["a b", "a b", "c", "d e", "f g"];
+        assert_eq!(sizes_cell(&uneven), uneven.join(", "));
+        let single = ["2^26", "2^27", "2^26+5", "7", "9"];
+        assert_eq!(sizes_cell(&single), single.join(", "));
     }
 
     #[test]

@@ -388,8 +388,8 @@ fn attention_runs_its_checks_and_refuses_what_it_has_no_kernel_for() {
         "attention needs H a multiple of HKV",
     );
     refused(
-        &["run", "attention", "1", "4", "2", "8", "8", "96"],
-        "attention has head dimensions 64 and 128, got D = 96",
+        &["run", "attention", "1", "4", "2", "8", "8", "80"],
+        "attention has head dimensions 64, 96, 128, 192 and 256, got D = 80",
     );
     refused(
         &["run", "attention", "1", "4", "2", "8", "8"],

@@ -588,8 +588,9 @@ fn gemm_wg_on<I: tessel_gpu::mma::MmaIn + Default + host::runtime::tma::TmaElem>
 /// `attention` (the FlashAttention forward: TMA, mbarriers, a producer and two consumer
 /// warpgroups, wgmma from shared memory and from registers, `ex2.approx`) on the GPU: every row
 /// of O and of the log-sum-exp within host::checks::attention's bound of the f64 reference, at
-/// one tile and several, ragged lengths, GQA and MQA, causal and not, bf16 and f16; outputs
-/// poisoned with NaN. sm_90 devices only (the sm_90a PTX).
+/// one tile and several, ragged lengths, GQA and MQA, causal and not, bf16 and f16, each head
+/// dimension (64, 96, 128, 192, 256); outputs poisoned with NaN. sm_90 devices only (the sm_90a
+/// PTX).
 #[test]
 fn attention_is_within_its_bound_on_the_gpu() {
     use host::checks::attention::Shape;
@@ -643,6 +644,44 @@ fn attention_is_within_its_bound_on_the_gpu() {
         &mut rng,
         shape([1, 2, 2], [45, 257], 128, false),
     );
+    attention_on::<bf16, A<bf16, 48, true>>(
+        &g,
+        m,
+        &mut rng,
+        shape([1, 2, 1], [300, 300], 96, true),
+    );
+    attention_on::<f16, A<f16, 48, false>>(
+        &g,
+        m,
+        &mut rng,
+        shape([2, 2, 2], [130, 517], 96, false),
+    );
+    // past D = 128, key tiles of 64 rows
+    type A64<I, const OV: usize, const C: bool> = tessel_gpu::attention::Attention<I, OV, 32, C>;
+    attention_on::<bf16, A64<bf16, 96, false>>(
+        &g,
+        m,
+        &mut rng,
+        shape([1, 4, 2], [200, 333], 192, false),
+    );
+    attention_on::<f16, A64<f16, 96, true>>(
+        &g,
+        m,
+        &mut rng,
+        shape([1, 2, 1], [257, 257], 192, true),
+    );
+    attention_on::<bf16, A64<bf16, 128, true>>(
+        &g,
+        m,
+        &mut rng,
+        shape([2, 2, 1], [190, 190], 256, true),
+    );
+    attention_on::<f16, A64<f16, 128, false>>(
+        &g,
+        m,
+        &mut rng,
+        shape([1, 3, 3], [65, 700], 256, false),
+    );
 }
 
 fn attention_on<I, K>(
@@ -662,12 +701,13 @@ fn attention_on<I, K>(
 {
     use host::checks::attention::{Inputs, OnGpu};
     let x = Inputs::<I>::new(rng, shape);
-    let run = OnGpu::new(g, &x, 128).unwrap();
+    let bn = host::jobs::attention::key_tile(shape.d);
+    let run = OnGpu::new(g, &x, bn as i64).unwrap();
     module.launch::<K>(run.params).unwrap();
     let (o, lse) = run.outputs(g).unwrap();
     let rows: Vec<usize> = (0..shape.rows()).collect();
     let worst = x
-        .check(&o, &lse, &rows, 128)
+        .check(&o, &lse, &rows, bn)
         .unwrap_or_else(|e| panic!("{} {e}", I::NAME));
     println!(
         "attention {} {shape:?}: every row within {worst:.3} of its bound",

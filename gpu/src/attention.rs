@@ -17,7 +17,11 @@
 //! Tensors (all row-major, `bf16` or `f16`): Q `(B H Sq) x D`, K and V `(B Hkv Sk) x D` (heads
 //! `h` of a batch share key/value head `h / (H / Hkv)`: MHA, GQA, MQA), O `(B H Sq) x D`, the
 //! log-sum-exp `B H Sq` in `f32` (natural log, `scale` applied: FlashAttention's `softmax_lse`).
-//! Q, K, V are read through tensor maps with boxes of `rows x 64` (the 128-byte swizzle). A
+//! Head dimensions `D` of 64, 96, 128, 192 and 256: Q, K, V are read through tensor maps with
+//! boxes of `rows x 64` (the 128-byte swizzle), a tile in shared memory as whole panels of 64
+//! columns (at `D = 96` the second panel's last 32 columns are the copy engine's zeros past the
+//! tensor, which no wgmma reads); key tiles of 128 rows up to `D = 128`, of 64 past it (the
+//! stages then fit in shared memory). A
 //! tile that runs past a head's keys reads the next head's rows (or the copy engine's zeros past
 //! the tensor), which the mask gives probability 0; query rows past a head's are computed and
 //! not stored. `CAUSAL`: key `j` is seen by query `i` where `j <= i` (torch's `is_causal`, the
@@ -58,11 +62,20 @@ pub const PRODUCER_REGS: u32 = 40;
 /// 40 + 2 * 232`.
 pub const CONSUMER_REGS: u32 = 232;
 
+/// The most shared memory a block of sm_90 may have, in bytes (227 KiB).
+pub const SMEM_LIMIT: i64 = 227 * 1024;
+
+/// Columns a head dimension `d` takes in shared memory: whole panels of [`PANEL`] (the copy
+/// engine fills the columns past `d` with zeros, which no wgmma reads).
+pub const fn padded(d: i64) -> i64 {
+    (d + PANEL - 1) / PANEL * PANEL
+}
+
 /// Shared memory of a block with head dimension `d` and key tiles of `bn` rows: 1024 bytes to
-/// align, Q (`BM x d`), the stages (K and V, `bn x d` each), a full and an empty mbarrier per
-/// stage and Q's.
+/// align, Q (`BM x padded(d)`), the stages (K and V, `bn x padded(d)` each), a full and an empty
+/// mbarrier per stage and Q's.
 pub const fn smem_bytes(d: i64, bn: i64) -> i64 {
-    1024 + 2 * (BM * d + STAGES * 2 * bn * d) + 8 * (1 + 2 * STAGES)
+    1024 + 2 * (BM * padded(d) + STAGES * 2 * bn * padded(d)) + 8 * (1 + 2 * STAGES)
 }
 
 /// The descriptor of k-block 0 of a K-major panel (`rows x 64`, 128-byte swizzle) at address 0:
@@ -81,11 +94,11 @@ const DESC_QK: GmmaDescriptor = const_ok!(make_gmma_desc(
 ));
 
 /// The descriptor of k-block 0 of V as wgmma's B (`d x bn`, N-major): V's tile is `bn` rows of
-/// `d / 64` panels of 64 columns (128-byte swizzle), so element `(n, k)` of B is at `n % 64 + 64
-/// k + (n / 64) 64 bn`; k-block `kb` starts `16 kb` rows on.
+/// `padded(d) / 64` panels of 64 columns (128-byte swizzle), so element `(n, k)` of B is at `n %
+/// 64 + 64 k + (n / 64) 64 bn`; k-block `kb` starts `16 kb` rows on.
 pub const fn desc_v(d: i64, bn: i64) -> GmmaDescriptor {
     let shape = const_ok!(IntTuple::parse("((1,1),1)"));
-    let shape = shape.with_leaves(&[PANEL, d / PANEL, bn]);
+    let shape = shape.with_leaves(&[PANEL, padded(d) / PANEL, bn]);
     let l = const_ok!(Layout::from_parts(shape, &[1, PANEL * bn, PANEL]));
     let sw = const_ok!(ComposedLayout::new(const_ok!(Swizzle::new(3, 3, 3)), l));
     const_ok!(make_gmma_desc(&sw, 16, GmmaMajor::MN))
@@ -114,8 +127,9 @@ pub struct AttentionParams<T, O, L> {
     pub scale: f32,
 }
 
-/// The kernel, inputs and output `I`, head dimension `D = 2 OV` (64 or 128), key tiles of `BN =
-/// 2 SV` rows (64 or 128), `CAUSAL` the mask; `BUG` a broken copy for the simulated GPU's tests
+/// The kernel, inputs and output `I`, head dimension `D = 2 OV` (64, 96, 128, 192 or 256), key
+/// tiles of `BN = 2 SV` rows (64 or 128; the block's shared memory within [`SMEM_LIMIT`]: 64 for
+/// `D` past 128), `CAUSAL` the mask; `BUG` a broken copy for the simulated GPU's tests
 /// (0: none): 1 releases a stage before the wgmmas that read it have completed, 2 refills a
 /// stage without waiting for its release, 3 leaves out the fence before `P V`, 4 reads `S`
 /// without waiting for its wgmmas.
@@ -130,10 +144,14 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
     pub const D: i64 = 2 * OV as i64;
     /// Key rows per tile.
     pub const BN: i64 = 2 * SV as i64;
+    /// Columns of Q, K, V in shared memory: `D` in whole panels.
+    pub const DP: i64 = padded(Self::D);
     const DESC_V: GmmaDescriptor = desc_v(Self::D, Self::BN);
     const SHAPES: () = assert!(
-        (Self::D == 64 || Self::D == 128) && (Self::BN == 64 || Self::BN == 128),
-        "attention: D and BN of 64 or 128"
+        matches!(Self::D, 64 | 96 | 128 | 192 | 256)
+            && (Self::BN == 64 || Self::BN == 128)
+            && smem_bytes(Self::D, Self::BN) <= SMEM_LIMIT,
+        "attention: D of 64, 96, 128, 192 or 256, BN of 64 or 128, within the shared memory"
     );
 }
 
@@ -174,7 +192,7 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
     unsafe fn thread<M: Space>(p: &Self::Params<M>, c: &Ctx<M::Shared<I>>) {
         #[allow(clippy::let_unit_value)]
         let () = Self::SHAPES;
-        let (d, bn) = (Self::D, Self::BN);
+        let (d, bn) = (Self::DP, Self::BN);
         let (tid, [bx, bh]) = (c.thread, c.block);
         // the longest query tiles (the last, under the causal mask) first
         let qt = if CAUSAL { c.grid[0] - 1 - bx } else { bx };
@@ -211,7 +229,7 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
                 p.k.acquire();
                 p.v.acquire();
                 q_full.mbarrier_arrive((2 * BM * d) as u32);
-                unroll!(pn < 2 => {
+                unroll!(pn < 4 => {
                     if (pn as i64) < d / PANEL {
                         let at = PANEL * pn as i64;
                         q.advance(BM * at).tma_load(&p.q, [q_row, at], &q_full);
@@ -224,7 +242,7 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
                         empty(s).mbarrier_wait(((j / STAGES - 1) & 1) as u32);
                     }
                     full(s).mbarrier_arrive((4 * bn * d) as u32);
-                    unroll!(pn < 2 => {
+                    unroll!(pn < 4 => {
                         if (pn as i64) < d / PANEL {
                             let at = PANEL * pn as i64;
                             let row = [k_row + bn * j, at];

@@ -205,7 +205,7 @@ pub mod gemms {
 pub use gemms::KERNELS as GEMM_KERNELS;
 
 /// `attention`'s entry points (wgmma and the copy engine: sm_90a PTX only), by input type,
-/// head dimension, key tile and mask.
+/// head dimension and mask (key tiles of 128 rows up to `D = 128`, of 64 past it).
 pub mod attentions {
     use half::{bf16, f16};
     tessel_device::kernels! { #[cfg(target_feature = "sm_90a")]
@@ -217,6 +217,18 @@ pub mod attentions {
         attention_f16_d128 => crate::attention::Attention<f16, 64, 64, false>,
         attention_f16_d64_causal => crate::attention::Attention<f16, 32, 64, true>,
         attention_f16_d128_causal => crate::attention::Attention<f16, 64, 64, true>,
+        attention_bf16_d96 => crate::attention::Attention<bf16, 48, 64, false>,
+        attention_bf16_d96_causal => crate::attention::Attention<bf16, 48, 64, true>,
+        attention_bf16_d192 => crate::attention::Attention<bf16, 96, 32, false>,
+        attention_bf16_d192_causal => crate::attention::Attention<bf16, 96, 32, true>,
+        attention_bf16_d256 => crate::attention::Attention<bf16, 128, 32, false>,
+        attention_bf16_d256_causal => crate::attention::Attention<bf16, 128, 32, true>,
+        attention_f16_d96 => crate::attention::Attention<f16, 48, 64, false>,
+        attention_f16_d96_causal => crate::attention::Attention<f16, 48, 64, true>,
+        attention_f16_d192 => crate::attention::Attention<f16, 96, 32, false>,
+        attention_f16_d192_causal => crate::attention::Attention<f16, 96, 32, true>,
+        attention_f16_d256 => crate::attention::Attention<f16, 128, 32, false>,
+        attention_f16_d256_causal => crate::attention::Attention<f16, 128, 32, true>,
     }
     tessel_device::ptx_directives! { #[cfg(target_feature = "sm_90a")] maxntid:
         attention_bf16_d64 => crate::attention::THREADS,
@@ -227,6 +239,18 @@ pub mod attentions {
         attention_f16_d128 => crate::attention::THREADS,
         attention_f16_d64_causal => crate::attention::THREADS,
         attention_f16_d128_causal => crate::attention::THREADS,
+        attention_bf16_d96 => crate::attention::THREADS,
+        attention_bf16_d96_causal => crate::attention::THREADS,
+        attention_bf16_d192 => crate::attention::THREADS,
+        attention_bf16_d192_causal => crate::attention::THREADS,
+        attention_bf16_d256 => crate::attention::THREADS,
+        attention_bf16_d256_causal => crate::attention::THREADS,
+        attention_f16_d96 => crate::attention::THREADS,
+        attention_f16_d96_causal => crate::attention::THREADS,
+        attention_f16_d192 => crate::attention::THREADS,
+        attention_f16_d192_causal => crate::attention::THREADS,
+        attention_f16_d256 => crate::attention::THREADS,
+        attention_f16_d256_causal => crate::attention::THREADS,
     }
 }
 

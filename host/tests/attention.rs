@@ -26,13 +26,22 @@ fn shape(bh: [usize; 3], seq: [usize; 2], d: usize, causal: bool) -> Shape {
     }
 }
 
-/// Every row of the simulated kernel within its bound.
+/// Every row of the simulated kernel within its bound (key tiles of 128 rows).
 fn within<I: MmaIn + Default, const OV: usize, const C: bool>(rng: &mut Rng, s: Shape, seed: u64) {
+    within_tiles::<I, OV, 64, C>(rng, s, seed)
+}
+
+/// Every row of the simulated kernel with key tiles of `2 SV` rows within its bound.
+fn within_tiles<I: MmaIn + Default, const OV: usize, const SV: usize, const C: bool>(
+    rng: &mut Rng,
+    s: Shape,
+    seed: u64,
+) {
     let x = Inputs::<I>::new(rng, s);
-    let (o, lse) = simulate::<I, OV, 64, C, 0>(&x, seed).unwrap_or_else(|e| panic!("{s:?}: {e}"));
+    let (o, lse) = simulate::<I, OV, SV, C, 0>(&x, seed).unwrap_or_else(|e| panic!("{s:?}: {e}"));
     let rows: Vec<usize> = (0..s.rows()).collect();
     let worst = x
-        .check(&o, &lse, &rows, 128)
+        .check(&o, &lse, &rows, 2 * SV)
         .unwrap_or_else(|e| panic!("{e}"));
     println!("{s:?}: worst error {worst:.3} of its bound");
 }
@@ -54,6 +63,18 @@ fn attention_is_within_its_bound_d128() {
     within::<bf16, 64, false>(&mut rng, shape([1, 1, 1], [128, 128], 128, false), 7);
     within::<f16, 64, false>(&mut rng, shape([1, 2, 1], [45, 257], 128, false), 8);
     within::<bf16, 64, true>(&mut rng, shape([1, 1, 1], [257, 257], 128, true), 9);
+}
+
+/// D = 96 (its second panel half the copy engine's zeros), 192 and 256 (key tiles of 64 rows).
+#[test]
+fn attention_is_within_its_bound_d96_d192_d256() {
+    let mut rng = rng("attention_is_within_its_bound_d96_d192_d256");
+    within::<bf16, 48, false>(&mut rng, shape([1, 2, 1], [130, 200], 96, false), 10);
+    within::<f16, 48, true>(&mut rng, shape([1, 1, 1], [150, 150], 96, true), 11);
+    within_tiles::<bf16, 96, 32, false>(&mut rng, shape([1, 2, 2], [40, 130], 192, false), 12);
+    within_tiles::<f16, 96, 32, true>(&mut rng, shape([1, 1, 1], [129, 129], 192, true), 13);
+    within_tiles::<bf16, 128, 32, true>(&mut rng, shape([1, 2, 1], [131, 140], 256, true), 14);
+    within_tiles::<f16, 128, 32, false>(&mut rng, shape([1, 1, 1], [20, 70], 256, false), 15);
 }
 
 #[test]

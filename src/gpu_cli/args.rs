@@ -94,7 +94,7 @@ pub enum Kernel {
     Axpby,
     /// `gemm_{bf16,f16}_{in,f32}` (tensor cores)
     Gemm,
-    /// `attention_{bf16,f16}_d{64,128}[_causal]` (the FlashAttention forward; sm_90a)
+    /// `attention_{bf16,f16}_d{64,96,128,192,256}[_causal]` (the FlashAttention forward; sm_90a)
     Attention,
     /// every kernel
     All,
@@ -768,6 +768,9 @@ pub(super) fn everything() -> Vec<Job> {
             [1, 4, 2, 200, 300, 64],
             [2, 2, 1, 130, 257, 128],
             [1, 16, 4, 4097, 4099, 128],
+            [1, 2, 1, 130, 200, 96],
+            [2, 2, 2, 150, 129, 192],
+            [1, 4, 1, 300, 260, 256],
         ] {
             for causal in [false, true] {
                 plan.push(Job::Attention(d, s, causal));

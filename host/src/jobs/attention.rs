@@ -26,9 +26,18 @@ pub use tessel_gpu::mma::MmaIn;
 /// the most run on the simulated GPU: the GEMM's limits.
 pub use crate::jobs::gemm::{FULL_REFERENCE, HOST_EXECUTION};
 
-/// Key rows per tile of the kernels `tessel run` and `bench` launch (`SV = 64`): the bound's and
-/// the tensor maps' `bn`.
-const BN: usize = 128;
+/// The head dimensions `attention` has kernels for.
+pub const HEAD_DIMS: [usize; 5] = [64, 96, 128, 192, 256];
+
+/// Key rows per tile of the kernel of head dimension `d` ([`AttentionIn::by_shape`]'s): 128 up to
+/// `d = 128`, 64 past it (a block's shared memory holds Q and two stages of K and V).
+pub const fn key_tile(d: usize) -> usize {
+    if d <= 128 {
+        128
+    } else {
+        64
+    }
+}
 
 /// The attention problem's multiply-adds, `B H Sq Sk D` (the mask not counted).
 pub fn work(s: &Shape) -> usize {
@@ -46,9 +55,9 @@ pub fn refuse(s: &Shape) -> Option<String> {
             s.heads, s.kv_heads
         ));
     }
-    if s.d != 64 && s.d != 128 {
+    if !HEAD_DIMS.contains(&s.d) {
         return Some(format!(
-            "attention has head dimensions 64 and 128, got D = {}",
+            "attention has head dimensions 64, 96, 128, 192 and 256, got D = {}",
             s.d
         ));
     }
@@ -101,7 +110,7 @@ pub fn run_attention<I: AttentionIn>(
         let all: Vec<usize> = (0..s.rows()).collect();
         match I::by_shape(&s, Sim { x: &x, seed }) {
             Ok((o, lse)) => {
-                match x.check(&o, &lse, &all, BN) {
+                match x.check(&o, &lse, &all, key_tile(s.d)) {
                     Ok(w) => say(true, format!("{who}: O and the log-sum-exp written once, no race; every row within {w:.2} of its bound")),
                     Err(e) => say(false, format!("{who}: {e}")),
                 }
@@ -120,7 +129,7 @@ pub fn run_attention<I: AttentionIn>(
     } else {
         format!("{} sampled rows", rows.len())
     };
-    match x.check(&o, &lse, &rows, BN) {
+    match x.check(&o, &lse, &rows, key_tile(s.d)) {
         Ok(w) => say(
             true,
             format!("GPU vs the f64 reference ({which}): within {w:.2} of the bound"),
@@ -222,14 +231,14 @@ struct Timed<'a, I> {
 
 impl<I: MmaIn + Default + TmaElem> Runner<I> for Timed<'_, I> {
     type Out = Result<(Vec<f64>, f64)>;
-    fn run<K, const OV: usize, const CAUSAL: bool>(self) -> Self::Out
+    fn run<K, const OV: usize, const SV: usize, const CAUSAL: bool>(self) -> Self::Out
     where
         K: Entry<Params<Device> = GpuParams<I>>,
     {
-        let (run, (o, lse)) = launched::<I, K>(self.g, self.x)?;
+        let (run, (o, lse)) = launched::<I, K>(self.g, self.x, 2 * SV)?;
         let worst = self
             .x
-            .check(&o, &lse, self.rows, BN)
+            .check(&o, &lse, self.rows, 2 * SV)
             .map_err(GpuError::Invalid)?;
         let (ms, _) = self
             .g
@@ -243,8 +252,9 @@ impl<I: MmaIn + Default + TmaElem> Runner<I> for Timed<'_, I> {
 pub trait Runner<I: MmaIn + Default + TmaElem> {
     /// What the run gives.
     type Out;
-    /// Runs entry `K`, `attention` with `D = 2 OV` and the mask `CAUSAL`.
-    fn run<K, const OV: usize, const CAUSAL: bool>(self) -> Self::Out
+    /// Runs entry `K`, `attention` with `D = 2 OV`, key tiles of `2 SV` rows and the mask
+    /// `CAUSAL`.
+    fn run<K, const OV: usize, const SV: usize, const CAUSAL: bool>(self) -> Self::Out
     where
         K: Entry<Params<Device> = GpuParams<I>>;
 }
@@ -257,11 +267,11 @@ struct Sim<'a, I> {
 
 impl<I: MmaIn + Default + TmaElem> Runner<I> for Sim<'_, I> {
     type Out = std::result::Result<Outputs, String>;
-    fn run<K, const OV: usize, const CAUSAL: bool>(self) -> Self::Out
+    fn run<K, const OV: usize, const SV: usize, const CAUSAL: bool>(self) -> Self::Out
     where
         K: Entry<Params<Device> = GpuParams<I>>,
     {
-        simulate::<I, OV, 64, CAUSAL, 0>(self.x, self.seed).map_err(|e| e.to_string())
+        simulate::<I, OV, SV, CAUSAL, 0>(self.x, self.seed).map_err(|e| e.to_string())
     }
 }
 
@@ -273,20 +283,20 @@ struct OnDevice<'a, I> {
 
 impl<I: MmaIn + Default + TmaElem> Runner<I> for OnDevice<'_, I> {
     type Out = Result<Outputs>;
-    fn run<K, const OV: usize, const CAUSAL: bool>(self) -> Self::Out
+    fn run<K, const OV: usize, const SV: usize, const CAUSAL: bool>(self) -> Self::Out
     where
         K: Entry<Params<Device> = GpuParams<I>>,
     {
-        launched::<I, K>(self.g, self.x).map(|(_, out)| out)
+        launched::<I, K>(self.g, self.x, 2 * SV).map(|(_, out)| out)
     }
 }
 
 /// O and the log-sum-exp, as `f32`.
 type Outputs = (Vec<f32>, Vec<f32>);
 
-/// `x` on `g` (O and the log-sum-exp poisoned), entry `K` launched once: the uploaded problem and
-/// its outputs copied back.
-fn launched<I, K>(g: &Gpu, x: &Inputs<I>) -> Result<(OnGpu<I>, Outputs)>
+/// `x` on `g` (O and the log-sum-exp poisoned), entry `K` (key tiles of `bn` rows) launched once:
+/// the uploaded problem and its outputs copied back.
+fn launched<I, K>(g: &Gpu, x: &Inputs<I>, bn: usize) -> Result<(OnGpu<I>, Outputs)>
 where
     I: MmaIn + Default + TmaElem,
     K: Entry<Params<Device> = GpuParams<I>>,
@@ -297,7 +307,7 @@ where
             K::NAME
         )));
     }
-    let run = OnGpu::new(g, x, BN as i64)?;
+    let run = OnGpu::new(g, x, bn as i64)?;
     g.launch::<K>(run.params)?;
     let out = run.outputs(g)?;
     Ok((run, out))
@@ -313,14 +323,70 @@ macro_rules! attention_in {
     ($($t:ty),*) => {$(
         impl AttentionIn for $t {
             fn by_shape<R: Runner<Self>>(s: &Shape, r: R) -> R::Out {
+                // key tiles of 128 rows up to D = 128, of 64 past it (the shared memory)
                 match (s.d, s.causal) {
-                    (64, false) => r.run::<Attention<$t, 32, 64, false>, 32, false>(),
-                    (64, true) => r.run::<Attention<$t, 32, 64, true>, 32, true>(),
-                    (_, false) => r.run::<Attention<$t, 64, 64, false>, 64, false>(),
-                    (_, true) => r.run::<Attention<$t, 64, 64, true>, 64, true>(),
+                    (64, false) => r.run::<Attention<$t, 32, 64, false>, 32, 64, false>(),
+                    (64, true) => r.run::<Attention<$t, 32, 64, true>, 32, 64, true>(),
+                    (96, false) => r.run::<Attention<$t, 48, 64, false>, 48, 64, false>(),
+                    (96, true) => r.run::<Attention<$t, 48, 64, true>, 48, 64, true>(),
+                    (128, false) => r.run::<Attention<$t, 64, 64, false>, 64, 64, false>(),
+                    (128, true) => r.run::<Attention<$t, 64, 64, true>, 64, 64, true>(),
+                    (192, false) => r.run::<Attention<$t, 96, 32, false>, 96, 32, false>(),
+                    (192, true) => r.run::<Attention<$t, 96, 32, true>, 96, 32, true>(),
+                    (_, false) => r.run::<Attention<$t, 128, 32, false>, 128, 32, false>(),
+                    (_, true) => r.run::<Attention<$t, 128, 32, true>, 128, 32, true>(),
                 }
             }
         }
     )*};
 }
 attention_in!(half::bf16, half::f16);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The key tile of the kernel `by_shape` picks.
+    struct KeyTile;
+
+    impl<I: MmaIn + Default + TmaElem> Runner<I> for KeyTile {
+        type Out = (usize, usize);
+        fn run<K, const OV: usize, const SV: usize, const CAUSAL: bool>(self) -> Self::Out
+        where
+            K: Entry<Params<Device> = GpuParams<I>>,
+        {
+            (2 * OV, 2 * SV)
+        }
+    }
+
+    #[test]
+    fn each_head_dimension_has_its_kernel_and_key_tile() {
+        for d in HEAD_DIMS {
+            for causal in [false, true] {
+                let s = Shape {
+                    batch: 1,
+                    heads: 2,
+                    kv_heads: 1,
+                    seq_q: 3,
+                    seq_k: 5,
+                    d,
+                    causal,
+                };
+                assert_eq!(refuse(&s), None, "D = {d}");
+                let bf = <half::bf16 as AttentionIn>::by_shape(&s, KeyTile);
+                let f = <half::f16 as AttentionIn>::by_shape(&s, KeyTile);
+                assert_eq!((bf, f), ((d, key_tile(d)), (d, key_tile(d))), "D = {d}");
+            }
+        }
+        let s = Shape {
+            batch: 1,
+            heads: 2,
+            kv_heads: 1,
+            seq_q: 3,
+            seq_k: 5,
+            d: 80,
+            causal: false,
+        };
+        assert!(refuse(&s).is_some_and(|w| w.contains("D = 80")));
+    }
+}
