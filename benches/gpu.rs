@@ -2,10 +2,10 @@
 //! (`iter_custom`), beside `cuMemcpyDtoD` of the same bytes. Criterion reports throughput as
 //! bytes read + written (RMSNorm's groups: x read and y written, at N = 4096, 12288 and
 //! 32768); the GEMM's group (`gemm_4096_bf16`) as elements, i.e. multiply-adds
-//! (criterion's "Gelem/s" is then half the TFLOP/s), beside cuBLAS on the same inputs; the
+//! (criterion's "Gelem/s" is then half the GFLOP/s), beside cuBLAS on the same inputs; the
 //! attention forward's (`attention_bf16_s4096`: batch 4, 16 heads, S = 4096, D = 64 and 128, both
 //! masks) as multiply-adds too, `2 B H S^2 D` (halved by the causal mask: criterion's "Gelem/s"
-//! is half the TFLOP/s as FlashAttention counts them); torch's SDPA beside it is `tessel bench
+//! is half the GFLOP/s as FlashAttention counts them); torch's SDPA beside it is `tessel bench
 //! attention --peers`'s. Without a GPU this bench says so and measures nothing.
 
 use std::time::Duration;

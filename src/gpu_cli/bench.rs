@@ -90,10 +90,13 @@ pub fn bench(a: BenchArgs) -> ExitCode {
     if let Some(line) = tuned.line() {
         println!("{line}");
     }
-    println!(
-        "{:<36} {:>9} {:>9} {:>9} {:>9} {:>8}   [min .. max ms] host us  config",
-        "kernel", "ms", "GB/s", "memcpy ms", "GB/s", "of copy"
-    );
+    // the bandwidth kernels' columns (attention's lines have their own, in TFLOP/s)
+    if a.kernel != Kernel::Attention {
+        println!(
+            "{:<36} {:>9} {:>9} {:>9} {:>9} {:>8}   [min .. max ms] host us  config",
+            "kernel", "ms", "GB/s", "memcpy ms", "GB/s", "of copy"
+        );
+    }
     let mut rng = Rng::new(seed);
     let r = a.reps as usize;
     let which = |k| a.kernel == k || a.kernel == Kernel::All;
@@ -513,7 +516,12 @@ fn bench_attention(
 ) {
     use host::checks::attention::Shape;
     let built = g.has_kernel("attention_bf16_d128");
-    if !built {
+    if built {
+        say(format!(
+            "{:<36} {:>9} {:>17}  [min .. max ms]  rows checked (f64 reference)",
+            "kernel", "ms", "TFLOP/s"
+        ));
+    } else {
         say("attention: not run (no sm_90a PTX: build with TESSEL_ARCH=sm_90,sm_90a)".into());
     }
     for d in ATTENTION_DIMS {

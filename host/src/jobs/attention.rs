@@ -361,32 +361,24 @@ mod tests {
 
     #[test]
     fn each_head_dimension_has_its_kernel_and_key_tile() {
+        let shape = |d, causal| Shape {
+            batch: 1,
+            heads: 2,
+            kv_heads: 1,
+            seq_q: 3,
+            seq_k: 5,
+            d,
+            causal,
+        };
         for d in HEAD_DIMS {
             for causal in [false, true] {
-                let s = Shape {
-                    batch: 1,
-                    heads: 2,
-                    kv_heads: 1,
-                    seq_q: 3,
-                    seq_k: 5,
-                    d,
-                    causal,
-                };
+                let s = shape(d, causal);
                 assert_eq!(refuse(&s), None, "D = {d}");
                 let bf = <half::bf16 as AttentionIn>::by_shape(&s, KeyTile);
                 let f = <half::f16 as AttentionIn>::by_shape(&s, KeyTile);
                 assert_eq!((bf, f), ((d, key_tile(d)), (d, key_tile(d))), "D = {d}");
             }
         }
-        let s = Shape {
-            batch: 1,
-            heads: 2,
-            kv_heads: 1,
-            seq_q: 3,
-            seq_k: 5,
-            d: 80,
-            causal: false,
-        };
-        assert!(refuse(&s).is_some_and(|w| w.contains("D = 80")));
+        assert!(refuse(&shape(80, false)).is_some_and(|w| w.contains("D = 80")));
     }
 }
