@@ -291,7 +291,14 @@ fn sm90a_entries_and_their_directives() {
                 "{k}: {header}"
             );
         } else if k.starts_with("attention_") {
-            let threads = tessel_gpu::attention::THREADS;
+            // attention_{type}_d{D}[_causal]: a producer and consumers(D) warpgroups
+            let d: i64 = k
+                .split("_d")
+                .nth(1)
+                .and_then(|r| r.split('_').next())
+                .and_then(|d| d.parse().ok())
+                .expect("attention's entry names its D");
+            let threads = 128 * (1 + tessel_gpu::attention::consumers(d));
             assert!(has(&format!(".maxntid {threads}, 1, 1")), "{k}: {header}");
         } else {
             assert!(!header.contains(".maxntid"), "{k}: {header}");

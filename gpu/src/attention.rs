@@ -1,13 +1,14 @@
 //! `attention`: the forward pass of scaled dot-product attention on Hopper, `O = softmax(scale
 //! Q K^T + mask) V` with each row's log-sum-exp, as FlashAttention computes it: one block per
-//! [`BM`] query rows of one head, the keys and values streamed through shared memory in tiles of
+//! [`query_rows`] query rows of one head, the keys and values streamed through shared memory in tiles of
 //! `BN` rows, the softmax kept online (a running row maximum and sum, the output rescaled as the
 //! maximum grows), so neither `S = Q K^T` nor `P` ever leaves the chip.
 //!
-//! The block is three warpgroups in FlashAttention-3's roles. The producer (warpgroup 0, one
-//! thread working, its registers given to the others by `setmaxnreg`) loads Q once and each
-//! key/value tile into a ring of [`STAGES`] stages by the copy engine, each stage behind a full
-//! mbarrier (the copy engine's bytes) and an empty one (both consumers done with it). Each
+//! The block is warpgroups in FlashAttention-3's roles: a producer and [`consumers`] (three at
+//! `D = 64`, two past it). The producer (warpgroup 0, one thread working, its registers given to
+//! the others by `setmaxnreg`) loads Q once and each key/value tile into a ring of [`STAGES`]
+//! stages by the copy engine, each stage behind a full mbarrier (the copy engine's bytes) and an
+//! empty one (every consumer done with it). Each
 //! consumer warpgroup owns 64 query rows: per tile, `S = Q K^T` by wgmma from shared memory (Q
 //! and K K-major), the row maxima over the quad of lanes that holds a row, `P = 2^(S scale log2 e
 //! - m)` (`ex2.approx`), the output and row sums rescaled, `P` rounded to 16 bits and packed in
@@ -46,21 +47,31 @@ use layout_core::{
 
 /// Query rows per consumer warpgroup (one wgmma's M).
 pub const WG_ROWS: i64 = 64;
-/// Consumer warpgroups.
-pub const CONSUMERS: i64 = 2;
-/// Query rows per block.
-pub const BM: i64 = WG_ROWS * CONSUMERS;
-/// Threads: the producer warpgroup and the consumers.
-pub const THREADS: i64 = 128 * (1 + CONSUMERS);
+
+/// Consumer warpgroups of the kernel with head dimension `d`: three at `d = 64` (192 query rows,
+/// FlashAttention-3's tile: a third warpgroup keeps the tensor cores fed while two run their
+/// softmax), two past it (their accumulators need the registers).
+pub const fn consumers(d: i64) -> i64 {
+    if d == 64 {
+        3
+    } else {
+        2
+    }
+}
+
+/// Query rows per block at head dimension `d`.
+pub const fn query_rows(d: i64) -> i64 {
+    WG_ROWS * consumers(d)
+}
 /// Key/value stages.
 pub const STAGES: i64 = 2;
 /// Columns of a panel: 64 16-bit elements, one 128-byte swizzled row (the copy engine's box).
 pub const PANEL: i64 = 64;
-/// Registers per producer thread after `setmaxnreg.dec`.
-pub const PRODUCER_REGS: u32 = 40;
-/// Registers per consumer thread after `setmaxnreg.inc`: `(65536 / 384 rounded down to 8) * 3 =
-/// 40 + 2 * 232`.
-pub const CONSUMER_REGS: u32 = 232;
+/// Registers per producer thread after `setmaxnreg.dec` with two consumer warpgroups, and per
+/// consumer thread after `setmaxnreg.inc`: `(65536 / 384 rounded down to 8) * 3 = 40 + 2 * 232`.
+pub const REGS_2: [u32; 2] = [40, 232];
+/// As [`REGS_2`] with three consumer warpgroups: `65536 / 512 * 4 = 32 + 3 * 160`.
+pub const REGS_3: [u32; 2] = [32, 160];
 
 /// The most shared memory a block of sm_90 may have, in bytes (227 KiB).
 pub const SMEM_LIMIT: i64 = 227 * 1024;
@@ -72,10 +83,10 @@ pub const fn padded(d: i64) -> i64 {
 }
 
 /// Shared memory of a block with head dimension `d` and key tiles of `bn` rows: 1024 bytes to
-/// align, Q (`BM x padded(d)`), the stages (K and V, `bn x padded(d)` each), a full and an empty
-/// mbarrier per stage and Q's.
+/// align, Q (`query_rows(d) x padded(d)`), the stages (K and V, `bn x padded(d)` each), a full and
+/// an empty mbarrier per stage and Q's.
 pub const fn smem_bytes(d: i64, bn: i64) -> i64 {
-    1024 + 2 * (BM * padded(d) + STAGES * 2 * bn * padded(d)) + 8 * (1 + 2 * STAGES)
+    1024 + 2 * (query_rows(d) * padded(d) + STAGES * 2 * bn * padded(d)) + 8 * (1 + 2 * STAGES)
 }
 
 /// The descriptor of k-block 0 of a K-major panel (`rows x 64`, 128-byte swizzle) at address 0:
@@ -109,7 +120,7 @@ pub const fn desc_v(d: i64, bn: i64) -> GmmaDescriptor {
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct AttentionParams<T, O, L> {
-    /// `(B H Sq) x D`, boxes of `BM x 64`, the 128-byte swizzle.
+    /// `(B H Sq) x D`, boxes of `query_rows(D) x 64`, the 128-byte swizzle.
     pub q: T,
     /// `(B Hkv Sk) x D`, boxes of `bn x 64`, the 128-byte swizzle.
     pub k: T,
@@ -146,6 +157,12 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
     pub const BN: i64 = 2 * SV as i64;
     /// Columns of Q, K, V in shared memory: `D` in whole panels.
     pub const DP: i64 = padded(Self::D);
+    /// Consumer warpgroups ([`consumers`]).
+    pub const CONSUMERS: i64 = consumers(Self::D);
+    /// Query rows per block.
+    pub const BM: i64 = query_rows(Self::D);
+    /// Threads: the producer warpgroup and the consumers.
+    pub const THREADS: i64 = 128 * (1 + Self::CONSUMERS);
     const DESC_V: GmmaDescriptor = desc_v(Self::D, Self::BN);
     const SHAPES: () = assert!(
         matches!(Self::D, 64 | 96 | 128 | 192 | 256)
@@ -182,8 +199,8 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
     fn geometry<M: Space>(p: &Self::Params<M>, _sms: i64, _smem: i64) -> Geometry {
         let [b, h, _] = p.heads;
         Geometry {
-            grid: [(p.seq[0] + BM - 1) / BM, b * h],
-            threads: THREADS,
+            grid: [(p.seq[0] + Self::BM - 1) / Self::BM, b * h],
+            threads: Self::THREADS,
             smem_bytes: smem_bytes(Self::D, Self::BN),
         }
     }
@@ -201,38 +218,49 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
         // heads per key/value head (`prepare` has checked `h` a multiple of `hkv >= 1`; at least
         // 1 for the compiler too: no division's panic path in the kernel)
         let (h, group) = (h.max(1), (h / hkv.max(1)).max(1));
-        let (q_row, k_row) = (bh * sq + BM * qt, (bh / h * hkv + bh % h / group) * sk);
+        let (q_row, k_row) = (
+            bh * sq + Self::BM * qt,
+            (bh / h * hkv + bh % h / group) * sk,
+        );
         // the key tiles this block's rows see
-        let seen = if CAUSAL { sk.min(BM * (qt + 1)) } else { sk };
+        let seen = if CAUSAL {
+            sk.min(Self::BM * (qt + 1))
+        } else {
+            sk
+        };
         let tiles = (seen + bn - 1) / bn;
         // Q, the stages, the barriers: from the first 1024-byte boundary
         let q = c
             .smem
             .advance(((1024 - c.smem.addr() % 1024) % 1024 / 2) as i64);
-        let k_at = |s: i64| q.advance(BM * d + 2 * s * bn * d);
+        let k_at = |s: i64| q.advance(Self::BM * d + 2 * s * bn * d);
         let v_at = |s: i64| k_at(s).advance(bn * d);
-        let q_full = q.advance(BM * d + 2 * STAGES * bn * d);
+        let q_full = q.advance(Self::BM * d + 2 * STAGES * bn * d);
         let full = |s: i64| q_full.advance(4 + 4 * s);
         let empty = |s: i64| full(STAGES + s);
         if tid == 0 {
             q_full.mbarrier_init(1);
             unroll!(s < STAGES as usize => {
                 full(s as i64).mbarrier_init(1);
-                empty(s as i64).mbarrier_init(CONSUMERS as u32);
+                empty(s as i64).mbarrier_init(Self::CONSUMERS as u32);
             });
         }
         sync_threads();
         if tid < 128 {
-            setmaxnreg_dec::<PRODUCER_REGS>();
+            if Self::CONSUMERS == 3 {
+                setmaxnreg_dec::<{ REGS_3[0] }>();
+            } else {
+                setmaxnreg_dec::<{ REGS_2[0] }>();
+            }
             if tid == 0 {
                 p.q.acquire();
                 p.k.acquire();
                 p.v.acquire();
-                q_full.mbarrier_arrive((2 * BM * d) as u32);
+                q_full.mbarrier_arrive((2 * Self::BM * d) as u32);
                 unroll!(pn < 4 => {
                     if (pn as i64) < d / PANEL {
                         let at = PANEL * pn as i64;
-                        q.advance(BM * at).tma_load(&p.q, [q_row, at], &q_full);
+                        q.advance(Self::BM * at).tma_load(&p.q, [q_row, at], &q_full);
                     }
                 });
                 let mut j = 0;
@@ -255,11 +283,15 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
             }
             return;
         }
-        setmaxnreg_inc::<CONSUMER_REGS>();
+        if Self::CONSUMERS == 3 {
+            setmaxnreg_inc::<{ REGS_3[1] }>();
+        } else {
+            setmaxnreg_inc::<{ REGS_2[1] }>();
+        }
         let (wg, t) = (tid / 128 - 1, tid % 128);
         // this thread's rows of the warpgroup's 64 (the accumulators' layout): r0 and r0 + 8
         let r0 = 16 * (t / 32) + t % 32 / 4;
-        let row0 = BM * qt + WG_ROWS * wg + r0;
+        let row0 = Self::BM * qt + WG_ROWS * wg + r0;
         let q_wg = q.advance(WG_ROWS * wg * PANEL);
         let scale2 = p.scale * LOG2_E;
         let mut o = accumulators::<OV>();
@@ -275,7 +307,7 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
             unroll!(kb < (OV / 8) => {
                 // k-block kb: panel kb / 4, columns 16 (kb % 4) of it
                 let (pn, col) = (kb as i64 / 4, 16 * (kb as i64 % 4));
-                let da = gmma_desc(&q_wg.advance(pn * BM * PANEL + col), DESC_QK);
+                let da = gmma_desc(&q_wg.advance(pn * Self::BM * PANEL + col), DESC_QK);
                 let db = gmma_desc(&k_at(s).advance(pn * bn * PANEL + col), DESC_QK);
                 wgmma_ss::<I, SV, false, false>(da, db, &mut sc, kb > 0);
             });
@@ -347,7 +379,7 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
             let sum = quad_reduce(l[r], |a, b| a + b);
             let inv = 1.0 / sum;
             if row < sq {
-                let out = q_row - BM * qt + row;
+                let out = q_row - Self::BM * qt + row;
                 unroll!(g < OV / 16 => {
                     unroll!(e < 8 => {
                         // accumulators 4 i + 2 r + {0, 1}: columns 8 i + 2 (t % 4) + {0, 1}

@@ -28,7 +28,7 @@
 use crate::elem::Rng;
 use crate::sim::{self, HostMem, Options, Sim, SimError, SimTensorMap};
 use layout_core::{FlatLayout, FlatTensor, SwizzleMode};
-use tessel_gpu::attention::{Attention, AttentionParams, BM, PANEL};
+use tessel_gpu::attention::{query_rows, Attention, AttentionParams, PANEL};
 use tessel_gpu::ctx::Kernel;
 use tessel_gpu::mma::MmaIn;
 
@@ -270,7 +270,7 @@ where
     let bn = 2 * SV as i64;
     let (rows, kv_rows) = (sh.rows() as i64, sh.kv_rows() as i64);
     let p = AttentionParams {
-        q: map(eq, sh.rows(), [BM, PANEL]),
+        q: map(eq, sh.rows(), [query_rows(d), PANEL]),
         k: map(ek, sh.kv_rows(), [bn, PANEL]),
         v: map(ev, sh.kv_rows(), [bn, PANEL]),
         o: FlatTensor::new(eo, FlatLayout::new([rows, d], [d, 1]).expect("O's layout")),
@@ -332,7 +332,7 @@ impl<I: MmaIn + Default + crate::runtime::tma::TmaElem> OnGpu<I> {
         let o = g.filled(lay(sh.rows(), d)?, I::from_f32(f32::NAN))?;
         let lse = g.filled(lay(sh.rows(), 1)?, f32::NAN)?;
         let maps = [
-            encode_2d(g, &q, [BM, PANEL], TmaSwizzle::B128)?,
+            encode_2d(g, &q, [query_rows(d), PANEL], TmaSwizzle::B128)?,
             encode_2d(g, &k, [bn, PANEL], TmaSwizzle::B128)?,
             encode_2d(g, &v, [bn, PANEL], TmaSwizzle::B128)?,
         ];
