@@ -1,7 +1,7 @@
 //! `attention`: the forward pass of scaled dot-product attention on Hopper, `O = softmax(scale
 //! Q K^T + mask) V` with each row's log-sum-exp, as FlashAttention computes it: one block per
-//! [`query_rows`] query rows of one head, the keys and values streamed through shared memory in tiles of
-//! `BN` rows, the softmax kept online (a running row maximum and sum, the output rescaled as the
+//! [`query_rows`] query rows of one head, the keys and values streamed through shared memory in
+//! tiles of [`key_rows`] rows, the softmax kept online (a running row maximum and sum, the output rescaled as the
 //! maximum grows), so neither `S = Q K^T` nor `P` ever leaves the chip.
 //!
 //! The block is warpgroups in FlashAttention-3's roles: a producer and [`consumers`] (three at
@@ -62,6 +62,16 @@ pub const fn consumers(d: i64) -> i64 {
 /// Query rows per block at head dimension `d`.
 pub const fn query_rows(d: i64) -> i64 {
     WG_ROWS * consumers(d)
+}
+
+/// Key rows per tile of the kernels at head dimension `d` (their `BN`, the registry's): 128 up to
+/// `d = 128`, 64 past it (a block's shared memory then holds Q and two stages of K and V).
+pub const fn key_rows(d: i64) -> i64 {
+    if d <= 128 {
+        128
+    } else {
+        64
+    }
 }
 /// Key/value stages.
 pub const STAGES: i64 = 2;

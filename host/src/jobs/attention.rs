@@ -29,14 +29,10 @@ pub use crate::jobs::gemm::{FULL_REFERENCE, HOST_EXECUTION};
 /// The head dimensions `attention` has kernels for.
 pub const HEAD_DIMS: [usize; 5] = [64, 96, 128, 192, 256];
 
-/// Key rows per tile of the kernel of head dimension `d` ([`AttentionIn::by_shape`]'s): 128 up to
-/// `d = 128`, 64 past it (a block's shared memory holds Q and two stages of K and V).
+/// Key rows per tile of the kernel [`AttentionIn::by_shape`] runs at head dimension `d`
+/// (tessel_gpu::attention::key_rows).
 pub const fn key_tile(d: usize) -> usize {
-    if d <= 128 {
-        128
-    } else {
-        64
-    }
+    tessel_gpu::attention::key_rows(d as i64) as usize
 }
 
 /// The attention problem's multiply-adds, `B H Sq Sk D` (the mask not counted).
