@@ -19,7 +19,7 @@ use tessel_gpu::ctx::Entry;
 use tessel_gpu::mem::{Device, Gmem};
 use tessel_gpu::tma::GmemTensorMap;
 
-type Params = AttentionParams<GmemTensorMap<bf16>, Gmem<bf16>, Gmem<f32>>;
+type Params = AttentionParams<GmemTensorMap<bf16>, Gmem<bf16>, Gmem<f32>, Gmem<i32>>;
 
 /// One configuration on kernel `K`: checked on 32 sampled rows, then timed.
 fn case<K: Entry<Params<Device> = Params>>(

@@ -682,7 +682,30 @@ fn attention_is_within_its_bound_on_the_gpu() {
         &mut rng,
         shape([1, 3, 3], [65, 700], 256, false),
     );
+    // FlashAttention's (B, S, H, D), and variable lengths packed (total, H, D): ragged, one
+    // sequence of one query, one with no keys
+    use host::checks::attention::Packing;
+    let s = shape([2, 4, 2], [300, 517], 64, true);
+    attention_packed_on::<bf16, A<bf16, 32, true>>(&g, m, &mut rng, s, Packing::SeqFirst);
+    let s = shape([1, 2, 1], [200, 129], 256, false);
+    attention_packed_on::<f16, A64<f16, 128, false>>(&g, m, &mut rng, s, Packing::SeqFirst);
+    let lens = vec![[700, 1000], [1, 17], [64, 0], [333, 129]];
+    for causal in [false, true] {
+        let s = shape([4, 4, 2], [700, 1000], 128, causal);
+        let p = Packing::Varlen(lens.clone());
+        match causal {
+            false => attention_packed_on::<bf16, A<bf16, 64, false>>(&g, m, &mut rng, s, p),
+            true => attention_packed_on::<bf16, A<bf16, 64, true>>(&g, m, &mut rng, s, p),
+        }
+    }
+    let s = shape([4, 2, 2], [700, 1000], 64, true);
+    let p = Packing::Varlen(lens.clone());
+    attention_packed_on::<f16, A<f16, 32, true>>(&g, m, &mut rng, s, p);
 }
+
+/// The parameters of `attention` on the GPU for inputs `I`.
+type AttentionGpu<I> =
+    tessel_gpu::attention::AttentionParams<GmemTensorMap<I>, Gmem<I>, Gmem<f32>, Gmem<i32>>;
 
 fn attention_on<I, K>(
     g: &Gpu,
@@ -691,27 +714,37 @@ fn attention_on<I, K>(
     shape: host::checks::attention::Shape,
 ) where
     I: tessel_gpu::mma::MmaIn + Default + host::runtime::tma::TmaElem,
-    K: tessel_gpu::ctx::Entry<
-        Params<Device> = tessel_gpu::attention::AttentionParams<
-            GmemTensorMap<I>,
-            Gmem<I>,
-            Gmem<f32>,
-        >,
-    >,
+    K: tessel_gpu::ctx::Entry<Params<Device> = AttentionGpu<I>>,
+{
+    use host::checks::attention::Packing;
+    attention_packed_on::<I, K>(g, module, rng, shape, Packing::HeadsFirst)
+}
+
+/// As `attention_on`, Q, K, V and O laid out as `packing` says.
+fn attention_packed_on<I, K>(
+    g: &Gpu,
+    module: &host::runtime::module::Module,
+    rng: &mut Rng,
+    shape: host::checks::attention::Shape,
+    packing: host::checks::attention::Packing,
+) where
+    I: tessel_gpu::mma::MmaIn + Default + host::runtime::tma::TmaElem,
+    K: tessel_gpu::ctx::Entry<Params<Device> = AttentionGpu<I>>,
 {
     use host::checks::attention::{Inputs, OnGpu};
-    let x = Inputs::<I>::new(rng, shape);
+    let x = Inputs::<I>::packed(rng, shape, packing);
     let bn = host::jobs::attention::key_tile(shape.d);
     let run = OnGpu::new(g, &x, bn as i64).unwrap();
     module.launch::<K>(run.params).unwrap();
     let (o, lse) = run.outputs(g).unwrap();
-    let rows: Vec<usize> = (0..shape.rows()).collect();
+    let rows: Vec<usize> = (0..x.rows()).collect();
     let worst = x
         .check(&o, &lse, &rows, bn)
-        .unwrap_or_else(|e| panic!("{} {e}", I::NAME));
+        .unwrap_or_else(|e| panic!("{} {:?} {e}", I::NAME, x.packing));
     println!(
-        "attention {} {shape:?}: every row within {worst:.3} of its bound",
-        I::NAME
+        "attention {} {shape:?} {:?}: every row within {worst:.3} of its bound",
+        I::NAME,
+        x.packing
     );
 }
 

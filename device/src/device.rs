@@ -571,6 +571,41 @@ pub unsafe fn tma_load_2d(dst: u32, map: *const u8, c0: i32, c1: i32, bar: u32) 
          b = in(reg32) bar, options(nostack, preserves_flags));
 }
 
+/// [`tma_load_2d`] of a map of rank `R` (2 to 5): the box at coordinates `c[..R]` (`c[0]` the
+/// innermost).
+///
+/// # Safety
+/// As [`tma_load_2d`], `map` of rank `R`.
+#[inline(always)]
+pub unsafe fn tma_load_nd<const R: usize>(dst: u32, map: *const u8, c: [i32; 5], bar: u32) {
+    const {
+        assert!(
+            R >= 2 && R <= 5,
+            "the copy engine's tensors have rank 2 to 5"
+        )
+    };
+    match R {
+        2 => tma_load_2d(dst, map, c[0], c[1], bar),
+        3 => {
+            asm!("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [{d}], [{m}, {{{x}, {y}, {z}}}], [{b}];",
+             d = in(reg32) dst, m = in(reg64) map, x = in(reg32) c[0], y = in(reg32) c[1],
+             z = in(reg32) c[2], b = in(reg32) bar, options(nostack, preserves_flags))
+        }
+        4 => {
+            asm!("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [{d}], [{m}, {{{x}, {y}, {z}, {w}}}], [{b}];",
+             d = in(reg32) dst, m = in(reg64) map, x = in(reg32) c[0], y = in(reg32) c[1],
+             z = in(reg32) c[2], w = in(reg32) c[3], b = in(reg32) bar,
+             options(nostack, preserves_flags))
+        }
+        _ => {
+            asm!("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes [{d}], [{m}, {{{x}, {y}, {z}, {w}, {v}}}], [{b}];",
+             d = in(reg32) dst, m = in(reg64) map, x = in(reg32) c[0], y = in(reg32) c[1],
+             z = in(reg32) c[2], w = in(reg32) c[3], v = in(reg32) c[4], b = in(reg32) bar,
+             options(nostack, preserves_flags))
+        }
+    }
+}
+
 /// `mbarrier.arrive.shared::cta.b64 _, [bar]`: this thread's arrival.
 ///
 /// # Safety

@@ -15,7 +15,7 @@
 use crate::mem::{AsyncCopy, Space};
 use core::marker::PhantomData;
 
-/// A tensor map of a rank-2 tensor of `T`s, as a kernel's parameter: the GPU's is the address of
+/// A tensor map of a tensor of `T`s (rank 2 to 5, the last dimension contiguous), as a kernel's parameter: the GPU's is the address of
 /// a 128-byte `CUtensorMap` in global memory ([`GmemTensorMap`]), the simulated GPU's the host
 /// tensor and the same box and swizzle.
 pub trait TensorMap: Copy {
@@ -62,22 +62,23 @@ pub trait BulkCopy: AsyncCopy {
     /// The shared-state-space byte address of this position (what descriptors and the copy
     /// engine take); on the simulated GPU the block's shared memory starts at 0.
     fn addr(&self) -> u32;
-    /// `cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes`: the copy
-    /// engine loads the box of `map` whose first element is `(row, col) = at` to shared memory
-    /// here, laid out row after row by the map's swizzle (on address bits: align here to the
-    /// swizzle's repeat, 1024 bytes for the 128-byte mode), zeros where the box leaves the
-    /// tensor; as its bytes land they count on the mbarrier at `bar` (all the box's bytes,
-    /// zeros included).
+    /// `cp.async.bulk.tensor.Rd.shared::cluster.global.mbarrier::complete_tx::bytes`: the copy
+    /// engine loads the box of `map` (rank `R`, 2 to 5) whose first element is at coordinates
+    /// `at` (outermost first: `(row, col)` at rank 2) to shared memory here, laid out
+    /// innermost dimension first (row after row) by the map's swizzle (on address bits: align
+    /// here to the swizzle's repeat, 1024 bytes for the 128-byte mode), zeros where the box
+    /// leaves the tensor; as its bytes land they count on the mbarrier at `bar` (all the box's
+    /// bytes, zeros included).
     ///
     /// # Safety
-    /// `map` acquired ([`TensorMap::acquire`]); here 128-byte aligned with room for the box,
-    /// touched by no thread until the barrier's phase completes; `bar` initialised, its phase
-    /// announcing the bytes.
+    /// `map` acquired ([`TensorMap::acquire`]) and of rank `R`; here 128-byte aligned with room
+    /// for the box, touched by no thread until the barrier's phase completes; `bar`
+    /// initialised, its phase announcing the bytes.
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    unsafe fn tma_load<T: Copy>(
+    unsafe fn tma_load<T: Copy, const R: usize>(
         &self,
         map: &<Self::Space as Space>::TensorMap<T>,
-        at: [i64; 2],
+        at: [i64; R],
         bar: &Self,
     );
     /// [`BulkCopy::tma_load`] multicast: the box lands at this position of the shared memory of
@@ -132,7 +133,7 @@ mod on_device {
     use super::*;
     use crate::device::{
         bulk_commit, bulk_wait, bulk_wait_read, fence_proxy_async_shared, smem_addr,
-        tensormap_acquire, tma_load_2d, tma_store_2d,
+        tensormap_acquire, tma_load_nd, tma_store_2d,
     };
     use crate::mem::Smem;
 
@@ -156,13 +157,20 @@ mod on_device {
                     ($addr)(self)
                 }
                 #[inline(always)]
-                unsafe fn tma_load<T: Copy>(
+                unsafe fn tma_load<T: Copy, const R: usize>(
                     &self,
                     map: &GmemTensorMap<T>,
-                    at: [i64; 2],
+                    at: [i64; R],
                     bar: &Self,
                 ) {
-                    tma_load_2d(self.addr(), map.0, at[1] as i32, at[0] as i32, bar.addr())
+                    // the instruction's coordinates: innermost first
+                    let mut c = [0i32; 5];
+                    let mut i = 0;
+                    while i < R && i < 5 {
+                        c[i] = at[R - 1 - i] as i32;
+                        i += 1;
+                    }
+                    tma_load_nd::<R>(self.addr(), map.0, c, bar.addr())
                 }
                 #[inline(always)]
                 unsafe fn tma_load_multicast<T: Copy>(
@@ -232,10 +240,10 @@ mod off_device {
                 fn addr(&self) -> u32 {
                     $crate::mem::no_device("a shared address")
                 }
-                unsafe fn tma_load<T: Copy>(
+                unsafe fn tma_load<T: Copy, const R: usize>(
                     &self,
                     _: &$crate::tma::GmemTensorMap<T>,
-                    _: [i64; 2],
+                    _: [i64; R],
                     _: &Self,
                 ) {
                     $crate::mem::no_device("cp.async.bulk.tensor")

@@ -15,17 +15,26 @@
 //! the registers where the next wgmma reads A (the accumulators' layout is the register A
 //! layout), and `O += P V` by wgmma with A in registers and V N-major from shared memory.
 //!
-//! Tensors (all row-major, `bf16` or `f16`): Q `(B H Sq) x D`, K and V `(B Hkv Sk) x D` (heads
-//! `h` of a batch share key/value head `h / (H / Hkv)`: MHA, GQA, MQA), O `(B H Sq) x D`, the
-//! log-sum-exp `B H Sq` in `f32` (natural log, `scale` applied: FlashAttention's `softmax_lse`).
-//! Head dimensions `D` of 64, 96, 128, 192 and 256: Q, K, V are read through tensor maps with
-//! boxes of `rows x 64` (the 128-byte swizzle), a tile in shared memory as whole panels of 64
-//! columns (at `D = 96` the second panel's last 32 columns are the copy engine's zeros past the
-//! tensor, which no wgmma reads); key tiles of 128 rows up to `D = 128`, of 64 past it (the
-//! stages then fit in shared memory). A
-//! tile that runs past a head's keys reads the next head's rows (or the copy engine's zeros past
-//! the tensor), which the mask gives probability 0; query rows past a head's are computed and
-//! not stored. `CAUSAL`: key `j` is seen by query `i` where `j <= i` (torch's `is_causal`, the
+//! Tensors (`bf16` or `f16`, of any strides the copy engine takes: the head dimension
+//! contiguous, the others multiples of 16 bytes apart): Q `(B, H, Sq, D)`, K and V `(B, Hkv, Sk,
+//! D)` (heads `h` of a batch share key/value head `h / (H / Hkv)`: MHA, GQA, MQA), O `(B, H, Sq,
+//! D)` (any strides), the log-sum-exp `(B, H, Sq)` in `f32` (natural log, `scale` applied:
+//! FlashAttention's `softmax_lse`). torch's `(B, H, S, D)` and FlashAttention's `(B, S, H, D)`
+//! are the same tensors with their strides swapped. Variable lengths (FlashAttention's `varlen`):
+//! the sequences of a batch packed one after another along `S` of tensors with one batch entry,
+//! `(1, H, total, D)`, sequence `b`'s queries at `cu_seqlens[0][b] .. cu_seqlens[0][b + 1]`, its
+//! keys at `cu_seqlens[1][b] ..`; `seq` then holds the longest lengths. A query row that sees no
+//! key (an empty key sequence) gets O of 0 and the log-sum-exp `+inf` (FlashAttention's
+//! convention: `e^(s - lse)` is 0 in the backward pass).
+//!
+//! Head dimensions `D` of 64, 96, 128, 192 and 256: Q, K, V are read through rank-4 tensor maps
+//! with boxes of `1 x 1 x rows x 64` (the 128-byte swizzle), a tile in shared memory as whole
+//! panels of 64 columns (at `D = 96` the second panel's last 32 columns are the copy engine's
+//! zeros past the tensor, which no wgmma reads); key tiles of 128 rows up to `D = 128`, of 64
+//! past it (the stages then fit in shared memory). A tile that runs past a sequence's keys reads
+//! the copy engine's zeros (or, packed, the next sequence's rows), which the mask gives
+//! probability 0; query rows past a sequence's are computed and not stored. `CAUSAL`: key `j` is
+//! seen by query `i` where `j <= i` (torch's `is_causal`, the
 //! top-left diagonal), and the blocks run the longest (last) query tiles first.
 
 use crate::ctx::{Ctx, Geometry, Kernel};
@@ -125,24 +134,32 @@ pub const fn desc_v(d: i64, bn: i64) -> GmmaDescriptor {
     const_ok!(make_gmma_desc(&sw, 16, GmmaMajor::MN))
 }
 
-/// The parameters: tensor maps of Q, K, V (engine `T`), O (engine `O`) and the log-sum-exp
-/// (engine `L`), the sizes and the scale.
+/// The parameters: tensor maps of Q, K, V (engine `T`), O (engine `O`), the log-sum-exp (engine
+/// `L`), the cumulative sequence offsets (engine `C`), the sizes and the scale.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
-pub struct AttentionParams<T, O, L> {
-    /// `(B H Sq) x D`, boxes of `query_rows(D) x 64`, the 128-byte swizzle.
+pub struct AttentionParams<T, O, L, C> {
+    /// `(B, H, Sq, D)` (packed: `(1, H, total, D)`), boxes of `1 x 1 x query_rows(D) x 64`, the
+    /// 128-byte swizzle.
     pub q: T,
-    /// `(B Hkv Sk) x D`, boxes of `bn x 64`, the 128-byte swizzle.
+    /// `(B, Hkv, Sk, D)` (packed: `(1, Hkv, total, D)`), boxes of `1 x 1 x bn x 64`, the 128-byte
+    /// swizzle.
     pub k: T,
     /// As `k`.
     pub v: T,
-    /// `(B H Sq) x D`.
-    pub o: FlatTensor<O, 2>,
-    /// `B H Sq`: each query row's `ln sum_j e^(scale s_ij)`.
-    pub lse: FlatTensor<L, 1>,
+    /// As Q.
+    pub o: FlatTensor<O, 4>,
+    /// `(B, H, Sq)` (packed: `(1, H, total)`): each query row's `ln sum_j e^(scale s_ij)`.
+    pub lse: FlatTensor<L, 3>,
+    /// With `packed`, the queries' and the keys' offsets along S, `B + 1` each, ascending;
+    /// otherwise not read (tensors of one element serve).
+    pub cu_seqlens: [FlatTensor<C, 1>; 2],
+    /// Variable lengths: the sequences packed along S, where `cu_seqlens` says; otherwise every
+    /// sequence `seq` long.
+    pub packed: bool,
     /// `[B, H, Hkv]`.
     pub heads: [i64; 3],
-    /// `[Sq, Sk]`.
+    /// `[Sq, Sk]`: the lengths, or with `cu_seqlens` the longest.
     pub seq: [i64; 2],
     /// The scores' scale (`1 / sqrt(D)` usually).
     pub scale: f32,
@@ -186,7 +203,8 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
     for Attention<I, OV, SV, CAUSAL, BUG>
 {
     type Shared = I;
-    type Params<M: Space> = AttentionParams<M::TensorMap<I>, M::Global<I>, M::Global<f32>>;
+    type Params<M: Space> =
+        AttentionParams<M::TensorMap<I>, M::Global<I>, M::Global<f32>, M::Global<i32>>;
 
     fn prepare<M: Space>(p: Self::Params<M>) -> Result<Self::Params<M>, &'static str> {
         let [b, h, hkv] = p.heads;
@@ -197,8 +215,27 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
         if h % hkv != 0 {
             return Err("attention needs heads a multiple of the key/value heads");
         }
-        if p.o.shape() != [b * h * sq, Self::D] || p.lse.shape() != [b * h * sq] {
-            return Err("attention needs O of (B H Sq) x D and the log-sum-exp of B H Sq");
+        let [cq, ck] = p.cu_seqlens.map(|c| c.shape()[0]);
+        let varlen = p.packed;
+        if varlen && (cq != b + 1 || ck != b + 1) {
+            return Err(
+                "attention needs cu_seqlens of B + 1 offsets each for the queries and keys",
+            );
+        }
+        // element by element: an array's comparison is a `memcmp` call, which PTX has not
+        let ([ob, oh, os, od], [lb, lh, ls]) = (p.o.shape(), p.lse.shape());
+        if ob != (if varlen { 1 } else { b })
+            || oh != h
+            || od != Self::D
+            || (!varlen && os != sq)
+            || lb != ob
+            || lh != oh
+            || ls != os
+        {
+            return Err(
+                "attention needs O of (B, H, Sq, D) and the log-sum-exp of (B, H, Sq), \
+                        packed (1, H, total, D) and (1, H, total) with cu_seqlens",
+            );
         }
         if !(p.scale.is_finite() && p.scale > 0.0) {
             return Err("attention needs a finite positive scale");
@@ -224,14 +261,24 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
         // the longest query tiles (the last, under the causal mask) first
         let qt = if CAUSAL { c.grid[0] - 1 - bx } else { bx };
         let [_, h, hkv] = p.heads;
-        let [sq, sk] = p.seq;
         // heads per key/value head (`prepare` has checked `h` a multiple of `hkv >= 1`; at least
         // 1 for the compiler too: no division's panic path in the kernel)
         let (h, group) = (h.max(1), (h / hkv.max(1)).max(1));
-        let (q_row, k_row) = (
-            bh * sq + Self::BM * qt,
-            (bh / h * hkv + bh % h / group) * sk,
-        );
+        let (b, hq) = (bh / h, bh % h);
+        let hk = hq / group;
+        // this sequence: its lengths, where its rows start along S, its batch coordinate
+        let (sq, sk, q0, k0, bc) = if p.packed {
+            let at = |c: &FlatTensor<M::Global<i32>, 1>, i: i64| c.at([i]).read() as i64;
+            let [cq, ck] = &p.cu_seqlens;
+            let (q0, k0) = (at(cq, b), at(ck, b));
+            (at(cq, b + 1) - q0, at(ck, b + 1) - k0, q0, k0, 0)
+        } else {
+            (p.seq[0], p.seq[1], 0, 0, b)
+        };
+        // query tiles past a shorter sequence's rows: nothing to do
+        if Self::BM * qt >= sq {
+            return;
+        }
         // the key tiles this block's rows see
         let seen = if CAUSAL {
             sk.min(Self::BM * (qt + 1))
@@ -270,7 +317,8 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
                 unroll!(pn < 4 => {
                     if (pn as i64) < d / PANEL {
                         let at = PANEL * pn as i64;
-                        q.advance(Self::BM * at).tma_load(&p.q, [q_row, at], &q_full);
+                        let row = [bc, hq, q0 + Self::BM * qt, at];
+                        q.advance(Self::BM * at).tma_load(&p.q, row, &q_full);
                     }
                 });
                 let mut j = 0;
@@ -283,7 +331,7 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
                     unroll!(pn < 4 => {
                         if (pn as i64) < d / PANEL {
                             let at = PANEL * pn as i64;
-                            let row = [k_row + bn * j, at];
+                            let row = [bc, hk, k0 + bn * j, at];
                             k_at(s).advance(bn * at).tma_load(&p.k, row, &full(s));
                             v_at(s).advance(bn * at).tma_load(&p.v, row, &full(s));
                         }
@@ -298,6 +346,9 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
         } else {
             setmaxnreg_inc::<{ REGS_2[1] }>();
         }
+        // what the consumers keep through their loop, in 32 bits (a register each: the
+        // accumulators need the rest)
+        let (sq, sk, q0, bc, hq) = (sq as i32, sk as i32, q0 as i32, bc as i32, hq as i32);
         let (wg, t) = (tid / 128 - 1, tid % 128);
         // this thread's rows of the warpgroup's 64 (the accumulators' layout): r0 and r0 + 8
         let r0 = 16 * (t / 32) + t % 32 / 4;
@@ -326,11 +377,11 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
                 warpgroup_wait::<0>();
             }
             // the mask: keys past the head's, and under CAUSAL past the row
-            let col0 = bn * j + 2 * (t % 4);
-            if col0 - 2 * (t % 4) + bn > sk || (CAUSAL && bn * (j + 1) > row0 - r0 + 1) {
+            let col0 = (bn * j + 2 * (t % 4)) as i32;
+            if ((bn * (j + 1)) as i32) > sk || (CAUSAL && bn * (j + 1) > row0 - r0 + 1) {
                 unroll!(g < SV / 4 => {
                     unroll!(e < 4 => {
-                        let (col, row) = (col0 + 8 * g as i64 + e as i64 % 2, row0 + 8 * (e as i64 / 2));
+                        let (col, row) = (col0 + 8 * g as i32 + e as i32 % 2, (row0 + 8 * (e as i64 / 2)) as i32);
                         if col >= sk || (CAUSAL && col > row) {
                             sc[4 * g + e] = f32::NEG_INFINITY;
                         }
@@ -387,20 +438,22 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
         unroll!(r < 2 => {
             let row = row0 + 8 * r as i64;
             let sum = quad_reduce(l[r], |a, b| a + b);
-            let inv = 1.0 / sum;
-            if row < sq {
-                let out = q_row - Self::BM * qt + row;
+            // a row that saw no key: O of 0, the log-sum-exp +inf
+            let inv = if sum > 0.0 { 1.0 / sum } else { 0.0 };
+            if (row as i32) < sq {
+                let (out, bc, hq) = ((q0 + row as i32) as i64, bc as i64, hq as i64);
                 unroll!(g < OV / 16 => {
                     unroll!(e < 8 => {
                         // accumulators 4 i + 2 r + {0, 1}: columns 8 i + 2 (t % 4) + {0, 1}
                         let i = 4 * g + e / 2;
                         let col = 8 * i as i64 + 2 * (t % 4) + (e % 2) as i64;
-                        p.o.at([out, col]).write(I::from_f32(o[4 * i + 2 * r + e % 2] * inv));
+                        p.o.at([bc, hq, out, col]).write(I::from_f32(o[4 * i + 2 * r + e % 2] * inv));
                     });
                 });
                 if t % 4 == 0 {
                     let base = if m[r] == f32::NEG_INFINITY { 0.0 } else { m[r] * scale2 };
-                    p.lse.at([out]).write((base + log2_approx(sum)) / LOG2_E);
+                    let lse = if sum > 0.0 { (base + log2_approx(sum)) / LOG2_E } else { f32::INFINITY };
+                    p.lse.at([bc, hq, out]).write(lse);
                 }
             }
         });

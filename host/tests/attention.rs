@@ -6,7 +6,7 @@
 //! broken copy of the pipeline reported or caught by the check.
 
 use half::{bf16, f16};
-use host::checks::attention::{simulate, Inputs, Shape};
+use host::checks::attention::{simulate, Inputs, Packing, Shape};
 use host::elem::Rng;
 use tessel_gpu::mma::MmaIn;
 
@@ -37,13 +37,51 @@ fn within_tiles<I: MmaIn + Default, const OV: usize, const SV: usize, const C: b
     s: Shape,
     seed: u64,
 ) {
-    let x = Inputs::<I>::new(rng, s);
-    let (o, lse) = simulate::<I, OV, SV, C, 0>(&x, seed).unwrap_or_else(|e| panic!("{s:?}: {e}"));
-    let rows: Vec<usize> = (0..s.rows()).collect();
+    checked::<I, OV, SV, C>(&Inputs::<I>::new(rng, s), seed)
+}
+
+/// Every row of the simulated kernel on `x` within its bound.
+fn checked<I: MmaIn + Default, const OV: usize, const SV: usize, const C: bool>(
+    x: &Inputs<I>,
+    seed: u64,
+) {
+    let (s, p) = (x.shape, &x.packing);
+    let (o, lse) =
+        simulate::<I, OV, SV, C, 0>(x, seed).unwrap_or_else(|e| panic!("{s:?} {p:?}: {e}"));
+    let rows: Vec<usize> = (0..x.rows()).collect();
     let worst = x
         .check(&o, &lse, &rows, 2 * SV)
-        .unwrap_or_else(|e| panic!("{e}"));
-    println!("{s:?}: worst error {worst:.3} of its bound");
+        .unwrap_or_else(|e| panic!("{p:?}: {e}"));
+    println!("{s:?} {p:?}: worst error {worst:.3} of its bound");
+}
+
+/// FlashAttention's `(B, S, H, D)` (strides the copy engine's maps and O's stores take as
+/// given) and variable lengths packed `(total, H, D)`: ragged, a sequence of one query, one of
+/// no keys (O of 0, the log-sum-exp +inf), query and key lengths apart, GQA, both masks.
+#[test]
+fn attention_takes_any_strides_and_packed_variable_lengths() {
+    let mut rng = rng("attention_takes_any_strides_and_packed_variable_lengths");
+    let seq_first = |rng: &mut Rng, s| Inputs::<bf16>::packed(rng, s, Packing::SeqFirst);
+    checked::<bf16, 32, 64, false>(
+        &seq_first(&mut rng, shape([2, 4, 2], [70, 130], 64, false)),
+        1,
+    );
+    checked::<bf16, 32, 64, true>(
+        &seq_first(&mut rng, shape([1, 2, 1], [200, 200], 64, true)),
+        2,
+    );
+    let lens = vec![[130, 200], [1, 17], [64, 0], [70, 129]];
+    let varlen = |rng: &mut Rng, d, causal| {
+        Inputs::<f16>::packed(
+            rng,
+            shape([4, 4, 2], [130, 200], d, causal),
+            Packing::Varlen(lens.clone()),
+        )
+    };
+    checked::<f16, 32, 64, false>(&varlen(&mut rng, 64, false), 3);
+    checked::<f16, 32, 64, true>(&varlen(&mut rng, 64, true), 4);
+    checked::<f16, 64, 64, true>(&varlen(&mut rng, 128, true), 5);
+    checked::<f16, 128, 32, false>(&varlen(&mut rng, 256, false), 6);
 }
 
 #[test]

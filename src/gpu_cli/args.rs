@@ -2,6 +2,7 @@
 //! make: every combination checked before anything runs.
 
 use super::*;
+use host::jobs::attention::Arrangement;
 
 pub const PTX_HELP: &str = "\
 The PTX is built into the binary for the archs in TESSEL_ARCH (default sm_90,sm_90a; sm_80 or newer,
@@ -200,6 +201,27 @@ pub struct OnDevice {
     pub(super) device: usize,
 }
 
+/// `tessel run attention --layout`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LayoutArg {
+    /// `(B, H, S, D)` row-major
+    Bhsd,
+    /// `(B, S, H, D)` row-major
+    Bshd,
+    /// variable lengths, `(total, H, D)`
+    Varlen,
+}
+
+impl From<LayoutArg> for Arrangement {
+    fn from(l: LayoutArg) -> Self {
+        match l {
+            LayoutArg::Bhsd => Arrangement::HeadsFirst,
+            LayoutArg::Bshd => Arrangement::SeqFirst,
+            LayoutArg::Varlen => Arrangement::Varlen,
+        }
+    }
+}
+
 /// `tessel run`'s arguments.
 #[derive(Args)]
 pub struct RunArgs {
@@ -224,6 +246,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..=64))]
     pub(super) gpus: u32,
+    /// attention: how Q, K, V and O lie: `(B, H, S, D)` (torch's), `(B, S, H, D)`
+    /// (FlashAttention's), or variable lengths packed `(total, H, D)` (each sequence's drawn
+    /// at random, SQ and SK the longest)
+    #[arg(long, value_enum, default_value_t = LayoutArg::Bhsd)]
+    pub(super) layout: LayoutArg,
     #[command(flatten)]
     pub(super) split: SplitOpts,
     /// With --gpus N: one process per GPU (N copies of this command, ranks of one NCCL
@@ -370,7 +397,7 @@ pub(super) enum Job {
     /// Inputs f16 (else bf16), output f32 (else the inputs' type), `[M, N, K]`.
     Gemm(GemmDtype, bool, [usize; 3]),
     /// Inputs (and O) of the type, `[B, H, HKV, SQ, SK, D]`, the causal mask.
-    Attention(GemmDtype, [usize; 6], bool),
+    Attention(GemmDtype, [usize; 6], bool, Arrangement),
     /// The GEMM over several GPUs (`--gpus`): the output the inputs' type (f32 for the K
     /// split's partial sums).
     GemmSplit(GemmDtype, Plan),
@@ -432,7 +459,7 @@ impl Job {
                 d.name(),
                 if p.split == Split::K { "f32" } else { d.name() }
             )],
-            Job::Attention(d, s, causal) => vec![format!(
+            Job::Attention(d, s, causal, _) => vec![format!(
                 "attention_{}_d{}{}",
                 d.name(),
                 s[5],
@@ -462,10 +489,15 @@ impl Job {
                 d.name(),
                 if *f32_out { "f32" } else { d.name() }
             ),
-            Job::Attention(d, [b, h, hkv, sq, sk, dh], causal) => format!(
-                "attention {} B{b} H{h} HKV{hkv} {sq}x{sk} D{dh}{}",
+            Job::Attention(d, [b, h, hkv, sq, sk, dh], causal, a) => format!(
+                "attention {} B{b} H{h} HKV{hkv} {sq}x{sk} D{dh}{}{}",
                 d.name(),
-                if *causal { " causal" } else { "" }
+                if *causal { " causal" } else { "" },
+                if *a == Arrangement::HeadsFirst {
+                    String::new()
+                } else {
+                    format!(" {}", a.name())
+                }
             ),
             Job::GemmSplit(d, p) => {
                 let [m, n, k] = p.mnk;
@@ -635,7 +667,7 @@ pub(super) fn plan(a: &RunArgs) -> Result<Vec<Job>, Usage> {
             let mut jobs = vec![];
             for d in types {
                 for causal in [false, true] {
-                    jobs.push(Job::Attention(d, sizes, causal));
+                    jobs.push(Job::Attention(d, sizes, causal, a.layout.into()));
                 }
             }
             jobs
@@ -773,7 +805,19 @@ pub(super) fn everything() -> Vec<Job> {
             [1, 4, 1, 300, 260, 256],
         ] {
             for causal in [false, true] {
-                plan.push(Job::Attention(d, s, causal));
+                plan.push(Job::Attention(d, s, causal, Arrangement::HeadsFirst));
+            }
+        }
+        // FlashAttention's (B, S, H, D) and variable lengths packed (total, H, D)
+        for (s, a) in [
+            ([2, 4, 2, 200, 300, 64], Arrangement::SeqFirst),
+            ([1, 2, 1, 150, 129, 256], Arrangement::SeqFirst),
+            ([4, 4, 2, 300, 400, 64], Arrangement::Varlen),
+            ([3, 2, 1, 257, 200, 128], Arrangement::Varlen),
+            ([3, 2, 2, 130, 140, 192], Arrangement::Varlen),
+        ] {
+            for causal in [false, true] {
+                plan.push(Job::Attention(d, s, causal, a));
             }
         }
     }

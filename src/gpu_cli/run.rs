@@ -68,7 +68,7 @@ pub(super) fn check(
             }
             Job::Rmsnorm(RmsDtype::F32, r, c, w) => rms::<f32>(gpu, tuned, (r, c, w), rng),
             Job::Rmsnorm(RmsDtype::Bf16, r, c, w) => rms::<bf16>(gpu, tuned, (r, c, w), rng),
-            Job::Attention(d, [b, h, hkv, sq, sk, dh], causal) => {
+            Job::Attention(d, [b, h, hkv, sq, sk, dh], causal, a) => {
                 let shape = host::checks::attention::Shape {
                     batch: b,
                     heads: h,
@@ -80,8 +80,8 @@ pub(super) fn check(
                 };
                 use host::jobs::attention::run_attention;
                 match d {
-                    GemmDtype::Bf16 => run_attention::<bf16>(gpu, shape, rng),
-                    GemmDtype::F16 => run_attention::<f16>(gpu, shape, rng),
+                    GemmDtype::Bf16 => run_attention::<bf16>(gpu, shape, a, rng),
+                    GemmDtype::F16 => run_attention::<f16>(gpu, shape, a, rng),
                 }
             }
             Job::Sharded(..) | Job::GemmSplit(..) => {

@@ -14,7 +14,7 @@ use tessel_gpu::ctx::Entry;
 use tessel_gpu::mem::{Device, Gmem};
 use tessel_gpu::tma::GmemTensorMap;
 
-use crate::checks::attention::{simulate, Inputs, OnGpu, Shape};
+use crate::checks::attention::{simulate, Inputs, OnGpu, Packing, Shape};
 use crate::elem::Rng;
 use crate::jobs::Verdict;
 use crate::runtime::gpu::{Gpu, GpuError, Result};
@@ -61,22 +61,83 @@ pub fn refuse(s: &Shape) -> Option<String> {
 }
 
 /// The launch parameters of `attention` on the GPU for inputs `I`.
-type GpuParams<I> = tessel_gpu::attention::AttentionParams<GmemTensorMap<I>, Gmem<I>, Gmem<f32>>;
+type GpuParams<I> =
+    tessel_gpu::attention::AttentionParams<GmemTensorMap<I>, Gmem<I>, Gmem<f32>, Gmem<i32>>;
 
 /// The rows compared with the reference: every row up to [`FULL_REFERENCE`] multiply-adds, else 64
-/// drawn from `rng` and the first and last (the GEMM's rule, the rows `B H Sq` of `Sk D` each).
-fn rows_to_check(s: &Shape, rng: &mut Rng) -> Vec<usize> {
-    crate::jobs::gemm::rows_to_check([s.rows(), s.seq_k, s.d], rng)
+/// drawn from `rng` and the first and last (the GEMM's rule, the rows of `Sk D` each).
+fn rows_to_check<I: MmaIn + Default>(x: &Inputs<I>, rng: &mut Rng) -> Vec<usize> {
+    let s = &x.shape;
+    crate::jobs::gemm::rows_to_check([x.rows(), s.seq_k, s.d], rng)
+}
+
+/// How `tessel run attention` lays out Q, K, V and O.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Arrangement {
+    /// `(B, H, S, D)` row-major (torch's).
+    #[default]
+    HeadsFirst,
+    /// `(B, S, H, D)` row-major (FlashAttention's).
+    SeqFirst,
+    /// Variable lengths packed as `(total, H, D)`, each sequence's drawn at random.
+    Varlen,
+}
+
+impl Arrangement {
+    /// The name `tessel run attention --layout` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Arrangement::HeadsFirst => "bhsd",
+            Arrangement::SeqFirst => "bshd",
+            Arrangement::Varlen => "varlen",
+        }
+    }
+
+    /// The packing of problem `s`: `Varlen` draws each sequence's lengths from `rng`, query rows
+    /// 1 to `Sq` and key rows 1 to `Sk`, the first sequence at `Sq` and `Sk`, and, in a batch of
+    /// three or more, the last with no key rows (its rows' O is 0, their log-sum-exp `+inf`).
+    pub fn packing(self, s: &Shape, rng: &mut Rng) -> Packing {
+        match self {
+            Arrangement::HeadsFirst => Packing::HeadsFirst,
+            Arrangement::SeqFirst => Packing::SeqFirst,
+            Arrangement::Varlen => {
+                let mut draw = |n: usize| 1 + (rng.next_u64() % n as u64) as usize;
+                let mut lens: Vec<[usize; 2]> = (0..s.batch)
+                    .map(|b| match b {
+                        0 => [s.seq_q, s.seq_k],
+                        _ => [draw(s.seq_q), draw(s.seq_k)],
+                    })
+                    .collect();
+                if s.batch >= 3 {
+                    lens[s.batch - 1][1] = 0;
+                }
+                Packing::Varlen(lens)
+            }
+        }
+    }
 }
 
 /// `attention` at shape `s` with inputs `I`, checked as the module says.
 pub fn run_attention<I: AttentionIn>(
     gpu: Option<&Gpu>,
     s: Shape,
+    arrangement: Arrangement,
     rng: &mut Rng,
 ) -> Result<Verdict> {
+    if let Some(why) = refuse(&s) {
+        return Err(GpuError::Invalid(why));
+    }
+    let packing = arrangement.packing(&s, rng);
+    let layout = match &packing {
+        Packing::HeadsFirst => String::new(),
+        Packing::SeqFirst => " bshd".into(),
+        Packing::Varlen(lens) => {
+            let l: Vec<String> = lens.iter().map(|[q, k]| format!("{q}x{k}")).collect();
+            format!(" varlen [{}]", l.join(" "))
+        }
+    };
     let what = format!(
-        "attention {} B{} H{} HKV{} {}x{} D{}{}",
+        "attention {} B{} H{} HKV{} {}x{} D{}{}{layout}",
         I::NAME,
         s.batch,
         s.heads,
@@ -86,10 +147,7 @@ pub fn run_attention<I: AttentionIn>(
         s.d,
         if s.causal { " causal" } else { "" }
     );
-    if let Some(why) = refuse(&s) {
-        return Err(GpuError::Invalid(why));
-    }
-    let x = Inputs::<I>::new(rng, s);
+    let x = Inputs::<I>::packed(rng, s, packing);
     let (mut lines, mut ok) = (vec![], true);
     let mut say = |pass: bool, line: String| {
         ok &= pass;
@@ -103,7 +161,7 @@ pub fn run_attention<I: AttentionIn>(
     if work(&s) <= HOST_EXECUTION {
         let seed = super::gemm::sim_seed(rng);
         let who = format!("simulated (seed {seed})");
-        let all: Vec<usize> = (0..s.rows()).collect();
+        let all: Vec<usize> = (0..x.rows()).collect();
         match I::by_shape(&s, Sim { x: &x, seed }) {
             Ok((o, lse)) => {
                 match x.check(&o, &lse, &all, key_tile(s.d)) {
@@ -119,8 +177,8 @@ pub fn run_attention<I: AttentionIn>(
         return Ok(Verdict::without_gpu(&what, lines, ok));
     };
     let (o, lse) = I::by_shape(&s, OnDevice { g, x: &x })?;
-    let rows = rows_to_check(&s, rng);
-    let which = if rows.len() == s.rows() {
+    let rows = rows_to_check(&x, rng);
+    let which = if rows.len() == x.rows() {
         "every row".to_string()
     } else {
         format!("{} sampled rows", rows.len())
@@ -196,7 +254,7 @@ pub fn bench_attention<I: AttentionIn>(
         return Err(GpuError::Invalid(why));
     }
     let x = Inputs::<I>::new(rng, s);
-    let rows = rows_to_check(&s, rng);
+    let rows = rows_to_check(&x, rng);
     let (ms, worst) = I::by_shape(
         &s,
         Timed {

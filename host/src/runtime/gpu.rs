@@ -10,7 +10,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use cudarc::driver::{
-    sys, CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DriverError, LaunchConfig,
+    sys, CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DeviceRepr, DriverError,
+    LaunchConfig,
 };
 use layout_core::{FlatLayout, FlatTensor, IntTuple, Layout};
 use tessel_gpu::axpby::{Axpby, AxpbyParams};
@@ -521,7 +522,11 @@ impl Gpu {
     }
 
     /// Copies `host` to the device as a tensor of `layout` (`len == cosize(layout)`).
-    pub fn upload<T: Elem>(&self, host: &[T], layout: Layout) -> Result<DeviceTensor<T>> {
+    pub fn upload<T: DeviceRepr + Copy>(
+        &self,
+        host: &[T],
+        layout: Layout,
+    ) -> Result<DeviceTensor<T>> {
         if host.len() as i64 != layout.cosize() {
             return Err(GpuError::Invalid(format!(
                 "{} elements for layout {layout} of cosize {}",
@@ -532,7 +537,7 @@ impl Gpu {
         self.upload_buffer(host)?.view(0, layout)
     }
     /// Copies `host` to the device as a vector `len:1` (re-view it with [`DeviceTensor::view`]).
-    pub fn upload_buffer<T: Elem>(&self, host: &[T]) -> Result<DeviceTensor<T>> {
+    pub fn upload_buffer<T: DeviceRepr + Copy>(&self, host: &[T]) -> Result<DeviceTensor<T>> {
         let layout = Layout::int(host.len().max(1) as i64, 1)
             .map_err(|e| GpuError::Invalid(e.to_string()))?;
         let buf = self

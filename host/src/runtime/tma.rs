@@ -1,5 +1,5 @@
 //! Tensor maps for the copy engine (TMA), built from tessel layouts: `cuTensorMapEncodeTiled` of a
-//! rank-2 `DeviceTensor` (rows contiguous), a box, and a swizzle mode whose shared-memory layout
+//! `DeviceTensor` of rank 2 to 5 (the last dimension contiguous), a box, and a swizzle mode whose shared-memory layout
 //! is a tessel `Swizzle` (`SwizzleMode::swizzle`). The map goes to global memory; kernels fence
 //! it in (`tensormap_acquire`) before the copy engine reads it.
 
@@ -7,7 +7,7 @@ use cudarc::driver::{sys, CudaSlice, DevicePtr};
 
 use crate::elem::Elem;
 use crate::runtime::gpu::{DeviceTensor, Gpu, GpuError, Result};
-pub use crate::sim::{addressable, check_box};
+pub use crate::sim::{addressable, addressable_nd, check_box, check_box_nd};
 
 /// The copy engine's shared-memory swizzle modes: layout-core's `SwizzleMode` (one mapping
 /// between tessel's `Swizzle`, the TMA codes and the GMMA layout types).
@@ -50,21 +50,21 @@ impl TmaElem for half::f16 {
         sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
 }
 
-/// A tensor map in device memory, with what it was built from.
+/// A tensor map in device memory of a rank-`R` tensor, with what it was built from.
 #[derive(Debug)]
-pub struct TensorMap {
+pub struct TensorMap<const R: usize = 2> {
     buf: CudaSlice<u64>,
-    /// The tensor's shape `(rows, cols)`.
-    pub shape: [i64; 2],
-    /// The box `(rows, cols)`.
-    pub boxed: [i64; 2],
+    /// The tensor's shape (outermost first: `(rows, cols)` at rank 2).
+    pub shape: [i64; R],
+    /// The box, as the shape.
+    pub boxed: [i64; R],
     /// The swizzle mode.
     pub mode: TmaSwizzle,
     /// The device address of the tensor's origin.
     pub origin: u64,
 }
 
-impl TensorMap {
+impl<const R: usize> TensorMap<R> {
     /// The same map, described as laid out by `mode` (for tests that show a mismatch between
     /// the map's mode and the kernel's swizzle is seen).
     pub fn with_mode(self, mode: TmaSwizzle) -> Self {
@@ -89,29 +89,54 @@ pub fn encode_2d<T: TmaElem>(
     mode: TmaSwizzle,
 ) -> Result<TensorMap> {
     let p = t.param::<2>("tma source")?;
-    let [rows, cols] = p.shape();
-    let [ld, _] = p.layout().stride();
+    let bytes = std::mem::size_of::<T>() as i64;
+    if let Err(m) = addressable(p.shape(), p.layout().stride(), bytes, p.engine().0 as u64) {
+        return Err(GpuError::Invalid(format!("tensor map: {m}")));
+    }
+    encode(g, t, boxed, mode)
+}
+
+/// The tensor map of `t`, flat of rank `R` (2 to 5, outermost first, the last dimension
+/// contiguous), loaded `boxed` at a time into shared memory laid out by `mode` (innermost
+/// dimension first). `Err` names the violated condition: the copy engine's
+/// ([`addressable_nd`], [`check_box_nd`]) or the layout's.
+pub fn encode<T: TmaElem, const R: usize>(
+    g: &Gpu,
+    t: &DeviceTensor<T>,
+    boxed: [i64; R],
+    mode: TmaSwizzle,
+) -> Result<TensorMap<R>> {
+    let p = t.param::<R>("tma source")?;
+    let (shape, stride) = (p.shape(), p.layout().stride());
     let bytes = std::mem::size_of::<T>() as i64;
     let bad = |m: String| Err(GpuError::Invalid(format!("tensor map: {m}")));
-    if let Err(m) = addressable(p.shape(), p.layout().stride(), bytes, p.engine().0 as u64) {
+    if let Err(m) = addressable_nd(&shape, &stride, bytes, p.engine().0 as u64) {
         return bad(m);
     }
-    if let Err(m) = check_box(boxed, bytes, mode) {
+    if let Err(m) = check_box_nd(&boxed, bytes, mode) {
         return bad(m);
     }
-    let [br, bc] = boxed;
-    let dims = [cols as u64, rows as u64];
-    let strides = [(ld.max(cols) * bytes) as u64];
-    let boxd = [bc as u32, br as u32];
-    let estr = [1u32, 1];
+    // the driver's order: innermost first; a stride per dimension past the first (one of extent
+    // 1 is never stepped: the packed stride, rounded up to 16 bytes)
+    let dims: Vec<u64> = shape.iter().rev().map(|&e| e as u64).collect();
+    let strides: Vec<u64> = (0..R - 1)
+        .map(|k| {
+            let packed = shape[k + 1..].iter().product::<i64>();
+            let d = if shape[k] > 1 { stride[k] } else { packed };
+            ((d * bytes) as u64).next_multiple_of(16)
+        })
+        .rev()
+        .collect();
+    let boxd: Vec<u32> = boxed.iter().rev().map(|&e| e as u32).collect();
+    let estr = vec![1u32; R];
     let mut map = std::mem::MaybeUninit::<sys::CUtensorMap>::zeroed();
-    // SAFETY: the arrays hold rank 2 (strides rank 1) values, the address is the tensor's device
-    // origin, checked above against the copy engine's rules; the call only writes `map`.
+    // SAFETY: the vectors hold rank R (strides rank R - 1) values, the address is the tensor's
+    // device origin, checked above against the copy engine's rules; the call only writes `map`.
     let r = unsafe {
         sys::cuTensorMapEncodeTiled(
             map.as_mut_ptr(),
             T::DATA_TYPE,
-            2,
+            R as u32,
             p.engine().0 as *mut std::ffi::c_void,
             dims.as_ptr(),
             strides.as_ptr(),
@@ -131,7 +156,7 @@ pub fn encode_2d<T: TmaElem>(
     let buf = g.upload_words(&map.opaque)?;
     Ok(TensorMap {
         buf,
-        shape: [rows, cols],
+        shape,
         boxed,
         mode,
         origin: p.engine().0 as u64,
@@ -215,6 +240,29 @@ mod tests {
         assert!(e.contains("cover a row"), "{e}");
         let e = addressable([4, 8], [8, 1], 4, 8).unwrap_err();
         assert!(e.contains("16-byte aligned"), "{e}");
+    }
+
+    /// Rank 2 to 5: any order of strides (FlashAttention's `(B, S, H, D)`), each breach named.
+    #[test]
+    fn addressable_nd_names_what_the_copy_engine_cannot_address() {
+        use super::{addressable_nd, check_box_nd};
+        let bshd = [2, 300, 4, 64];
+        assert_eq!(
+            addressable_nd(&bshd, &[300 * 256, 64, 256, 1], 2, 0),
+            Ok(())
+        );
+        assert_eq!(addressable_nd(&[1, 4, 8], &[0, 8, 1], 2, 32), Ok(()));
+        let e = addressable_nd(&[2; 6], &[32, 16, 8, 4, 2, 1], 2, 0).unwrap_err();
+        assert!(e.contains("rank 2 to 5"), "{e}");
+        let e = addressable_nd(&[2, 3, 8], &[48, 12, 1], 2, 0).unwrap_err();
+        assert!(e.contains("multiple of 16 bytes"), "{e}");
+        let e = addressable_nd(&[2, 0, 8], &[64, 8, 1], 2, 0).unwrap_err();
+        assert!(e.contains("extents must be 1 to 2^32"), "{e}");
+        let e = addressable_nd(&[2, 3, 8], &[64, 8, 2], 2, 0).unwrap_err();
+        assert!(e.contains("column stride 1"), "{e}");
+        assert_eq!(check_box_nd(&[1, 1, 192, 64], 2, TmaSwizzle::B128), Ok(()));
+        let e = check_box_nd(&[1, 1, 257, 64], 2, TmaSwizzle::B128).unwrap_err();
+        assert!(e.contains("1 to 256") && e.contains("1x1x257x64"), "{e}");
     }
 
     #[test]

@@ -56,7 +56,7 @@ mod tma;
 pub use block::ranges;
 pub use global::{written_once, HostMem};
 pub use shared::SharedMem;
-pub use tma::{addressable, check_box, SimTensorMap};
+pub use tma::{addressable, addressable_nd, check_box, check_box_nd, SimTensorMap};
 
 use block::{run_block, BlockState, Fault};
 use corosensei::stack::DefaultStack;

@@ -18,14 +18,18 @@ use std::panic::Location;
 use tessel_device::tma::{BulkCopy, TensorMap};
 use tessel_gpu::mem::Mem;
 
-/// The simulated GPU's tensor map of a rank-2 tensor of `T`s, rows contiguous.
+/// The simulated GPU's tensor map of a tensor of `T`s of rank 2 to 5, the last dimension
+/// contiguous.
 #[derive(Debug)]
 pub struct SimTensorMap<T> {
     /// `None`: [`SimTensorMap::absent`].
     src: Option<HostMem<T>>,
-    shape: [i64; 2],
-    row_stride: i64,
-    boxed: [i64; 2],
+    /// The rank the map was built with.
+    rank: usize,
+    /// Extents, strides (elements) and the box, outermost first, led by 1s (strides 0) to rank 5.
+    shape: [i64; 5],
+    stride: [i64; 5],
+    boxed: [i64; 5],
     /// The mode's swizzle on shared-memory byte addresses, `Sw<B,4,3>`.
     sw: Swizzle,
 }
@@ -58,15 +62,45 @@ pub fn addressable(
     bytes: i64,
     origin: u64,
 ) -> std::result::Result<(), String> {
-    if unit != 1 && cols > 1 {
-        return Err(format!(
-            "the rows must be contiguous (column stride 1), got {unit}"
-        ));
-    }
-    if rows > 1 && (ld < cols || (ld * bytes) % 16 != 0 || ld * bytes >= 1 << 40) {
+    if rows > 1 && unit == 1 && ld < cols {
         return Err(format!(
             "the row stride must cover a row and be a multiple of 16 bytes below 2^40; got {ld} elements of {bytes} bytes"
         ));
+    }
+    addressable_nd(&[rows, cols], &[ld, unit], bytes, origin)
+}
+
+/// Can the copy engine address a tensor of rank 2 to 5 of `shape` and `stride` (elements,
+/// outermost first), `bytes`-byte elements at `origin`? `Err` names the violated condition: the
+/// rank, extents 1 to 2^32, the last dimension contiguous (stride 1), every other stride (where
+/// its extent passes 1) a positive multiple of 16 bytes below 2^40, the origin 16-byte aligned.
+pub fn addressable_nd(
+    shape: &[i64],
+    stride: &[i64],
+    bytes: i64,
+    origin: u64,
+) -> std::result::Result<(), String> {
+    let r = shape.len();
+    if !(2..=5).contains(&r) || stride.len() != r {
+        return Err(format!(
+            "the copy engine takes tensors of rank 2 to 5, got shape {shape:?}, stride {stride:?}"
+        ));
+    }
+    if let Some(e) = shape.iter().find(|&&e| !(1..=1 << 32).contains(&e)) {
+        return Err(format!("extents must be 1 to 2^32, got {e}"));
+    }
+    if stride[r - 1] != 1 && shape[r - 1] > 1 {
+        return Err(format!(
+            "the rows must be contiguous (column stride 1), got {}",
+            stride[r - 1]
+        ));
+    }
+    for (&e, &d) in shape.iter().zip(stride).take(r - 1) {
+        if e > 1 && (d < 1 || (d * bytes) % 16 != 0 || d * bytes >= 1 << 40) {
+            return Err(format!(
+                "the row stride must cover a row and be a multiple of 16 bytes below 2^40; got {d} elements of {bytes} bytes"
+            ));
+        }
     }
     if !origin.is_multiple_of(16) {
         return Err("the tensor's origin must be 16-byte aligned".into());
@@ -78,12 +112,26 @@ pub fn addressable(
 /// by `mode`? `Err` names the violated condition: extents 1 to 256, the box's row a multiple of
 /// 16 bytes and at most the swizzle's span.
 pub fn check_box(
-    [br, bc]: [i64; 2],
+    boxed: [i64; 2],
     bytes: i64,
     mode: SwizzleMode,
 ) -> std::result::Result<(), String> {
-    if !(1..=256).contains(&br) || !(1..=256).contains(&bc) {
-        return Err(format!("box extents must be 1 to 256, got {br}x{bc}"));
+    check_box_nd(&boxed, bytes, mode)
+}
+
+/// [`check_box`] of a box of rank 2 to 5 (outermost first; its last extent the row).
+pub fn check_box_nd(
+    boxed: &[i64],
+    bytes: i64,
+    mode: SwizzleMode,
+) -> std::result::Result<(), String> {
+    let bc = boxed.last().copied().unwrap_or(0);
+    if boxed.is_empty() || boxed.iter().any(|e| !(1..=256).contains(e)) {
+        let dims: Vec<String> = boxed.iter().map(|e| e.to_string()).collect();
+        return Err(format!(
+            "box extents must be 1 to 256, got {}",
+            dims.join("x")
+        ));
     }
     if (bc * bytes) % 16 != 0 {
         return Err(format!(
@@ -102,6 +150,13 @@ pub fn check_box(
     Ok(())
 }
 
+/// `v` (rank `R`, at most 5) led by `lead`s to rank 5.
+fn led<const R: usize>(v: [i64; R], lead: i64) -> [i64; 5] {
+    let mut out = [lead; 5];
+    out[5 - R..].copy_from_slice(&v);
+    out
+}
+
 impl<T: Copy> SimTensorMap<T> {
     /// The map of the `(rows, cols)` tensor at `src` whose rows are `row_stride` elements apart,
     /// moved in boxes of `boxed` `(rows, cols)` laid out by `mode`. `Err` names the condition
@@ -114,15 +169,37 @@ impl<T: Copy> SimTensorMap<T> {
         mode: SwizzleMode,
     ) -> Result<Self, String> {
         let bytes = std::mem::size_of::<T>() as i64;
+        addressable(
+            shape,
+            [row_stride, 1],
+            bytes,
+            (src.misalignment(16) * bytes) as u64,
+        )?;
+        Self::new_nd(src, shape, [row_stride, 1], boxed, mode)
+    }
+
+    /// The map of the tensor of rank `R` (2 to 5) at `src` of `shape` and `stride` (elements,
+    /// outermost first, the last 1), moved in boxes of `boxed` laid out by `mode`. `Err` names
+    /// the condition the copy engine's encoder would refuse ([`addressable_nd`],
+    /// [`check_box_nd`]).
+    pub fn new_nd<const R: usize>(
+        src: HostMem<T>,
+        shape: [i64; R],
+        stride: [i64; R],
+        boxed: [i64; R],
+        mode: SwizzleMode,
+    ) -> Result<Self, String> {
+        let bytes = std::mem::size_of::<T>() as i64;
         let origin = (src.misalignment(16) * bytes) as u64;
-        addressable(shape, [row_stride, 1], bytes, origin)?;
-        check_box(boxed, bytes, mode)?;
+        addressable_nd(&shape, &stride, bytes, origin)?;
+        check_box_nd(&boxed, bytes, mode)?;
         let sw = mode.swizzle(8).map_err(|e| e.to_string())?;
         Ok(SimTensorMap {
             src: Some(src),
-            shape,
-            row_stride,
-            boxed,
+            rank: R,
+            shape: led(shape, 1),
+            stride: led(stride, 0),
+            boxed: led(boxed, 1),
             sw,
         })
     }
@@ -132,9 +209,10 @@ impl<T: Copy> SimTensorMap<T> {
     pub fn absent() -> Self {
         SimTensorMap {
             src: None,
-            shape: [0, 0],
-            row_stride: 0,
-            boxed: [0, 0],
+            rank: 2,
+            shape: [0; 5],
+            stride: [0; 5],
+            boxed: [0; 5],
             sw: Swizzle::new(0, 4, 3).expect("the identity swizzle"),
         }
     }
@@ -151,18 +229,46 @@ impl<T: Copy> SimTensorMap<T> {
 
     /// Bytes of a box.
     pub fn box_bytes(&self) -> usize {
-        (self.boxed[0] * self.boxed[1]) as usize * std::mem::size_of::<T>()
+        self.boxed.iter().product::<i64>() as usize * std::mem::size_of::<T>()
     }
 
-    /// The shared byte address of the box's byte `i` (row after row) for a box at `dst`: the
-    /// mode's swizzle on the address.
+    /// The shared byte address of the box's byte `i` (innermost dimension first) for a box at
+    /// `dst`: the mode's swizzle on the address.
     fn place(&self, dst: usize, i: usize) -> usize {
         self.sw.apply((dst + i) as i64) as usize
     }
 
-    /// Is element `(r, c)` of the tensor inside it?
-    fn inside(&self, r: i64, c: i64) -> bool {
-        (0..self.shape[0]).contains(&r) && (0..self.shape[1]).contains(&c)
+    /// The box at `at` (rank `R`, the map's: else a fault naming `what` at `site`): each of its
+    /// elements in order (innermost dimension first), as its offset in the tensor where it lies
+    /// inside it.
+    fn elements<const R: usize>(
+        &self,
+        at: [i64; R],
+        what: &str,
+        site: &Location,
+    ) -> Vec<Option<i64>> {
+        if R != self.rank {
+            fault(format!(
+                "{what} at {site}: {R} coordinates for a tensor map of rank {}",
+                self.rank
+            ));
+        }
+        let at = led(at, 0);
+        let n = self.boxed.iter().product::<i64>();
+        (0..n)
+            .map(|mut i| {
+                let mut off = 0;
+                for k in (0..5).rev() {
+                    let x = at[k] + i % self.boxed[k];
+                    i /= self.boxed[k];
+                    if !(0..self.shape[k]).contains(&x) {
+                        return None;
+                    }
+                    off += x * self.stride[k];
+                }
+                Some(off)
+            })
+            .collect()
     }
 }
 
@@ -205,7 +311,13 @@ impl<U: Copy> SharedMem<U> {
     /// The copy engine's load of `map`'s box at `at` here and at this position of each block of
     /// the cluster in `mask`, counted on the mbarrier at `bar`'s position in each.
     #[track_caller]
-    unsafe fn load_box<T: Copy>(&self, map: &SimTensorMap<T>, at: [i64; 2], bar: &Self, mask: u16) {
+    unsafe fn load_box<T: Copy, const R: usize>(
+        &self,
+        map: &SimTensorMap<T>,
+        at: [i64; R],
+        bar: &Self,
+        mask: u16,
+    ) {
         let site = Location::caller();
         let bar = bar.mbarrier("a TMA load's mbarrier");
         let src = map.src("a TMA load", site);
@@ -213,18 +325,14 @@ impl<U: Copy> SharedMem<U> {
         let dst = self.box_at(bytes, "a TMA load");
         let eb = std::mem::size_of::<T>();
         let mut box_bytes = vec![0u8; bytes];
-        for r in 0..map.boxed[0] {
-            for c in 0..map.boxed[1] {
-                let (gr, gc) = (at[0] + r, at[1] + c);
-                if map.inside(gr, gc) {
-                    let v = src.advance(gr * map.row_stride + gc).read();
-                    let i = ((r * map.boxed[1] + c) as usize) * eb;
-                    std::ptr::copy_nonoverlapping(
-                        &v as *const T as *const u8,
-                        box_bytes[i..].as_mut_ptr(),
-                        eb,
-                    );
-                }
+        for (e, off) in map.elements(at, "a TMA load", site).into_iter().enumerate() {
+            if let Some(off) = off {
+                let v = src.advance(off).read();
+                std::ptr::copy_nonoverlapping(
+                    &v as *const T as *const u8,
+                    box_bytes[e * eb..].as_mut_ptr(),
+                    eb,
+                );
             }
         }
         let chunks: Vec<(usize, [u8; 16])> = box_bytes
@@ -273,7 +381,12 @@ impl<U: Copy> BulkCopy for SharedMem<U> {
         (self.position() * std::mem::size_of::<U>() as i64) as u32
     }
 
-    unsafe fn tma_load<T: Copy>(&self, map: &SimTensorMap<T>, at: [i64; 2], bar: &Self) {
+    unsafe fn tma_load<T: Copy, const R: usize>(
+        &self,
+        map: &SimTensorMap<T>,
+        at: [i64; R],
+        bar: &Self,
+    ) {
         self.own("a TMA load");
         self.load_box(map, at, bar, 1 << self.rank());
     }
@@ -295,15 +408,15 @@ impl<U: Copy> BulkCopy for SharedMem<U> {
         let src = map.src("a TMA store", site);
         let dst = self.box_at(map.box_bytes(), "a TMA store");
         let eb = std::mem::size_of::<T>();
-        // the bytes of the elements inside the tensor, which the engine stores
-        let mut bytes = Vec::new();
-        for r in 0..map.boxed[0] {
-            for c in 0..map.boxed[1] {
-                if map.inside(at[0] + r, at[1] + c) {
-                    bytes.push(map.place(dst, ((r * map.boxed[1] + c) as usize) * eb));
-                }
-            }
-        }
+        // the elements inside the tensor, which the engine stores: their shared byte addresses
+        // and tensor offsets
+        let inside: Vec<(usize, i64)> = map
+            .elements(at, "a TMA store", site)
+            .into_iter()
+            .enumerate()
+            .filter_map(|(e, off)| off.map(|o| (map.place(dst, e * eb), o)))
+            .collect();
+        let bytes: Vec<usize> = inside.iter().map(|x| x.0).collect();
         current(|b, t| {
             let mut smem = b.smem[self.rank()].borrow_mut();
             let u = smem.elem_bytes();
@@ -321,18 +434,12 @@ impl<U: Copy> BulkCopy for SharedMem<U> {
             };
             smem.begin_read(&b.clocks.borrow(), t, op);
         });
-        for r in 0..map.boxed[0] {
-            for c in 0..map.boxed[1] {
-                let (gr, gc) = (at[0] + r, at[1] + c);
-                if map.inside(gr, gc) {
-                    let i = map.place(dst, ((r * map.boxed[1] + c) as usize) * eb);
-                    let v = current(|b, _| {
-                        let s = b.smem[self.rank()].borrow();
-                        (s.bytes(i, eb).as_ptr() as *const T).read_unaligned()
-                    });
-                    src.advance(gr * map.row_stride + gc).write(v);
-                }
-            }
+        for (i, off) in inside {
+            let v = current(|b, _| {
+                let s = b.smem[self.rank()].borrow();
+                (s.bytes(i, eb).as_ptr() as *const T).read_unaligned()
+            });
+            src.advance(off).write(v);
         }
     }
 
