@@ -222,17 +222,13 @@ impl<I: MmaIn + Default> Inputs<I> {
     /// The cumulative offsets along S of the queries and of the keys (`B + 1` each), packed;
     /// `None` otherwise.
     pub fn cu_seqlens(&self) -> Option<[Vec<i32>; 2]> {
-        let Packing::Varlen(lens) = &self.packing else {
+        let Packing::Varlen(_) = &self.packing else {
             return None;
         };
+        let (seqs, totals) = (self.seqs(), self.totals());
         Some([0, 1].map(|i| {
-            let mut acc = 0;
-            std::iter::once(0)
-                .chain(lens.iter().map(|l| {
-                    acc += l[i] as i32;
-                    acc
-                }))
-                .collect()
+            let starts = seqs.iter().map(|s| s.start[i]);
+            starts.chain([totals[i]]).map(|o| o as i32).collect()
         }))
     }
 
@@ -286,7 +282,8 @@ impl<I: MmaIn + Default> Inputs<I> {
         let scale = f64::from(self.scale);
         let (mut s, mut delta) = (Vec::with_capacity(seen), 0f64);
         for j in 0..seen {
-            let kr = &self.k[key(j)..key(j) + d];
+            let kj = key(j);
+            let kr = &self.k[kj..kj + d];
             let terms = q.iter().zip(kr).map(|(a, b)| x(a) * x(b));
             let (sum, abs) = terms.fold((0.0, 0.0), |(s, a), t| (s + t, a + t.abs()));
             s.push(sum);
@@ -298,8 +295,10 @@ impl<I: MmaIn + Default> Inputs<I> {
         let l: f64 = p.iter().sum();
         let (mut o, mut a, mut va) = (vec![0.0; d], vec![0.0; d], vec![0.0; d]);
         for (j, pj) in p.iter().enumerate() {
+            let kj = key(j);
+            let vr = &self.v[kj..kj + d];
             for c in 0..d {
-                let vv = x(&self.v[key(j) + c]);
+                let vv = x(&vr[c]);
                 o[c] += pj * vv / l;
                 a[c] += pj * vv.abs() / l;
                 va[c] += vv.abs() / l;
@@ -408,6 +407,7 @@ where
     let (mut q, mut k, mut v) = (x.q.clone(), x.k.clone(), x.v.clone());
     let cu = x.cu_seqlens();
     let [mut cq, mut ck] = cu.clone().unwrap_or([vec![0], vec![0]]);
+    let offsets = [cq.len(), ck.len()];
     let mut reads = [
         vec![0u32; q.len()],
         vec![0u32; k.len()],
@@ -448,7 +448,7 @@ where
             el,
             FlatLayout::row_major(x.lse_shape()).expect("lse's layout"),
         ),
-        cu_seqlens: [cu_t(ecq, rcq_len(&cu, 0)), cu_t(eck, rcq_len(&cu, 1))],
+        cu_seqlens: [cu_t(ecq, offsets[0]), cu_t(eck, offsets[1])],
         packed: cu.is_some(),
         heads: [sh.batch, sh.heads, sh.kv_heads].map(|v| v as i64),
         seq: [sh.seq_q as i64, sh.seq_k as i64],
@@ -467,11 +467,6 @@ where
         "an element of O or of the log-sum-exp not written once"
     );
     Ok((o.iter().map(|v| v.to_f32()).collect(), lse))
-}
-
-/// Offsets in `cu`'s list `i` (1: the unread stand-in where there is none).
-fn rcq_len(cu: &Option<[Vec<i32>; 2]>, i: usize) -> usize {
-    cu.as_ref().map_or(1, |c| c[i].len())
 }
 
 /// `attention` on a GPU: the inputs uploaded, tensor maps of Q, K, V, O and the log-sum-exp
