@@ -1,14 +1,18 @@
 //! `attention`: the forward pass of scaled dot-product attention on Hopper, `O = softmax(scale
-//! Q K^T + mask) V` with each row's log-sum-exp, as FlashAttention computes it: one block per
-//! [`query_rows`] query rows of one head, the keys and values streamed through shared memory in
-//! tiles of [`key_rows`] rows, the softmax kept online (a running row maximum and sum, the output rescaled as the
-//! maximum grows), so neither `S = Q K^T` nor `P` ever leaves the chip.
+//! Q K^T + mask) V` with each row's log-sum-exp, as FlashAttention computes it: a unit of work
+//! is [`query_rows`] query rows of one head ([`Unit`]), the keys and values streamed through
+//! shared memory in tiles of [`key_rows`] rows, the softmax kept online (a running row maximum
+//! and sum, the output rescaled as the maximum grows), so neither `S = Q K^T` nor `P` ever leaves
+//! the chip.
 //!
 //! The block is warpgroups in FlashAttention-3's roles: a producer and [`consumers`] (three at
 //! `D = 64`, two past it). The producer (warpgroup 0, one thread working, its registers given to
-//! the others by `setmaxnreg`) loads Q once and each key/value tile into a ring of [`STAGES`]
-//! stages by the copy engine, each stage behind a full mbarrier (the copy engine's bytes) and an
-//! empty one (every consumer done with it). Each
+//! the others by `setmaxnreg`) loads each unit's Q and its key/value tiles into a ring of
+//! [`STAGES`] stages by the copy engine, each stage (and Q) behind a full mbarrier (the copy
+//! engine's bytes) and an empty one (every consumer done with it); the ring runs on from one unit
+//! to the next, so a persistent block (without the causal mask: a block per multiprocessor, each
+//! taking its units in turn) loads the next unit's Q and first tiles while the consumers finish
+//! the last one. Each
 //! consumer warpgroup owns 64 query rows: per tile, `S = Q K^T` by wgmma from shared memory (Q
 //! and K K-major), the row maxima over the quad of lanes that holds a row, `P = 2^(S scale log2 e
 //! - m)` (`ex2.approx`), the output and row sums rescaled, `P` rounded to 16 bits and packed in
@@ -18,9 +22,10 @@
 //! Tensors (`bf16` or `f16`, of any strides the copy engine takes: the head dimension
 //! contiguous, the others multiples of 16 bytes apart): Q `(B, H, Sq, D)`, K and V `(B, Hkv, Sk,
 //! D)` (heads `h` of a batch share key/value head `h / (H / Hkv)`: MHA, GQA, MQA), O `(B, H, Sq,
-//! D)` (any strides), the log-sum-exp `(B, H, Sq)` in `f32` (natural log, `scale` applied:
-//! FlashAttention's `softmax_lse`). torch's `(B, H, S, D)` and FlashAttention's `(B, S, H, D)`
-//! are the same tensors with their strides swapped. Variable lengths (FlashAttention's `varlen`):
+//! D)` (any strides, the head dimension contiguous), the log-sum-exp `(B, H, Sq)` in `f32`
+//! (natural log, `scale` applied: FlashAttention's `softmax_lse`). torch's `(B, H, S, D)` and
+//! FlashAttention's `(B, S, H, D)` are the same tensors with their strides swapped. Variable
+//! lengths (FlashAttention's `varlen`):
 //! the sequences of a batch packed one after another along `S` of tensors with one batch entry,
 //! `(1, H, total, D)`, sequence `b`'s queries at `cu_seqlens[0][b] .. cu_seqlens[0][b + 1]`, its
 //! keys at `cu_seqlens[1][b] ..`; `seq` then holds the longest lengths. A query row that sees no
@@ -39,7 +44,7 @@
 
 use crate::ctx::{Ctx, Geometry, Kernel};
 use crate::math::{exp2_approx, log2_approx, LOG2_E};
-use crate::mem::{AsyncCopy, Mem, Space};
+use crate::mem::{AsyncCopy, Mem, Recast, Space};
 use crate::mma::MmaIn;
 use crate::sync::{quad_reduce, setmaxnreg_dec, setmaxnreg_inc, sync_threads};
 use crate::tma::{BulkCopy, TensorMap};
@@ -103,9 +108,11 @@ pub const fn padded(d: i64) -> i64 {
 
 /// Shared memory of a block with head dimension `d` and key tiles of `bn` rows: 1024 bytes to
 /// align, Q (`query_rows(d) x padded(d)`), the stages (K and V, `bn x padded(d)` each), a full and
-/// an empty mbarrier per stage and Q's.
+/// an empty mbarrier for Q and for each stage, and the producer's two [`Slot`]s.
 pub const fn smem_bytes(d: i64, bn: i64) -> i64 {
-    1024 + 2 * (query_rows(d) * padded(d) + STAGES * 2 * bn * padded(d)) + 8 * (1 + 2 * STAGES)
+    1024 + 2 * (query_rows(d) * padded(d) + STAGES * 2 * bn * padded(d))
+        + 8 * 2 * (1 + STAGES)
+        + 4 * 2 * SLOT
 }
 
 /// The descriptor of k-block 0 of a K-major panel (`rows x 64`, 128-byte swizzle) at address 0:
@@ -165,12 +172,94 @@ pub struct AttentionParams<T, O, L, C> {
     pub scale: f32,
 }
 
+/// A unit of a launch's work: query tile `qt` of head `hq` of one sequence (its key/value head
+/// `hk`), the sequence's lengths `sq` and `sk`, where its rows start along S (`q0`, `k0`), its
+/// batch coordinate `bc` (0 when packed) and the key tiles its rows see.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Unit {
+    /// Query tile.
+    pub qt: i64,
+    /// Query head.
+    pub hq: i64,
+    /// Key/value head.
+    pub hk: i64,
+    /// Query rows of the sequence.
+    pub sq: i64,
+    /// Key rows of the sequence.
+    pub sk: i64,
+    /// The sequence's first query row along S.
+    pub q0: i64,
+    /// Its first key row along S.
+    pub k0: i64,
+    /// Its batch coordinate.
+    pub bc: i64,
+    /// Key tiles the unit's rows see.
+    pub tiles: i64,
+}
+
+impl Unit {
+    /// Whether the unit has query rows (a query tile past a shorter sequence's rows has none).
+    #[inline(always)]
+    pub const fn live(&self, bm: i64) -> bool {
+        bm * self.qt < self.sq
+    }
+}
+
+/// 32-bit words of a [`Slot`].
+pub const SLOT: i64 = 8;
+
+/// The producer's word to the consumers on a unit of work, in the block's shared memory: two
+/// slots of [`SLOT`] 32-bit words, unit `n`'s in slot `n % 2`, written before the arrival on Q's
+/// full barrier that the consumers wait for (so they read it once Q is there) and rewritten only
+/// after every consumer thread has released the next unit's Q. Words: the query tile (-1: no
+/// more units), then at the offsets below the unit's key tiles, its sequence's key and query
+/// lengths, first query row along S, batch coordinate, and the query head. The consumers hold
+/// none of it through their key tiles but what the tiles need: the rest is read again for the
+/// stores (registers are the accumulators').
+pub struct Slot;
+
+impl Slot {
+    /// Key tiles.
+    pub const TILES: i64 = 1;
+    /// Key length.
+    pub const SK: i64 = 2;
+    /// Query length.
+    pub const SQ: i64 = 3;
+    /// First query row along S.
+    pub const Q0: i64 = 4;
+    /// Batch coordinate.
+    pub const BC: i64 = 5;
+    /// Query head.
+    pub const HQ: i64 = 6;
+
+    /// Writes unit `w` at `at`.
+    ///
+    /// # Safety
+    /// `at` the first word of a slot no thread reads meanwhile.
+    #[inline(always)]
+    pub unsafe fn write<E: Mem<i32>>(at: &E, w: &Unit) {
+        let words = [
+            (0, w.qt),
+            (Self::TILES, w.tiles),
+            (Self::SK, w.sk),
+            (Self::SQ, w.sq),
+            (Self::Q0, w.q0),
+            (Self::BC, w.bc),
+            (Self::HQ, w.hq),
+        ];
+        unroll!(i < 7 => {
+            let (f, v) = words[i];
+            at.advance(f).write(v as i32);
+        });
+    }
+}
+
 /// The kernel, inputs and output `I`, head dimension `D = 2 OV` (64, 96, 128, 192 or 256), key
 /// tiles of `BN = 2 SV` rows (64 or 128; the block's shared memory within [`SMEM_LIMIT`]: 64 for
 /// `D` past 128), `CAUSAL` the mask; `BUG` a broken copy for the simulated GPU's tests
 /// (0: none): 1 releases a stage before the wgmmas that read it have completed, 2 refills a
 /// stage without waiting for its release, 3 leaves out the fence before `P V`, 4 reads `S`
-/// without waiting for its wgmmas.
+/// without waiting for its wgmmas, 5 loads the next unit's Q without waiting for its release.
 pub struct Attention<I, const OV: usize, const SV: usize, const CAUSAL: bool, const BUG: u8 = 0>(
     PhantomData<I>,
 );
@@ -191,6 +280,59 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
     /// Threads: the producer warpgroup and the consumers.
     pub const THREADS: i64 = 128 * (1 + Self::CONSUMERS);
     const DESC_V: GmmaDescriptor = desc_v(Self::D, Self::BN);
+    /// Query tiles per head: of the longest sequence.
+    pub const fn q_tiles<T, O, L, C>(p: &AttentionParams<T, O, L, C>) -> i64 {
+        (p.seq[0] + Self::BM - 1) / Self::BM
+    }
+
+    /// Units of work: a query tile of a head of a sequence each.
+    pub const fn units<T, O, L, C>(p: &AttentionParams<T, O, L, C>) -> i64 {
+        Self::q_tiles(p) * p.heads[0] * p.heads[1]
+    }
+
+    /// Unit `u` of a launch on `p`: a head's query tiles one after another (under the causal mask
+    /// the longest, the last, first), the heads of each sequence in turn.
+    ///
+    /// # Safety
+    /// With `p.packed`, `p.cu_seqlens` readable where `prepare` checked them to be.
+    #[inline(always)]
+    pub unsafe fn unit<M: Space>(p: &<Self as Kernel>::Params<M>, u: i64) -> Unit {
+        let q_tiles = Self::q_tiles(p).max(1);
+        let (x, bh) = (u % q_tiles, u / q_tiles);
+        let qt = if CAUSAL { q_tiles - 1 - x } else { x };
+        let [_, h, hkv] = p.heads;
+        // heads per key/value head (`prepare` has checked `h` a multiple of `hkv >= 1`; at least
+        // 1 for the compiler too: no division's panic path in the kernel)
+        let (h, group) = (h.max(1), (h / hkv.max(1)).max(1));
+        let (b, hq) = (bh / h, bh % h);
+        let (sq, sk, q0, k0, bc) = if p.packed {
+            let at = |c: &FlatTensor<M::Global<i32>, 1>, i: i64| c.at([i]).read() as i64;
+            let [cq, ck] = &p.cu_seqlens;
+            let (q0, k0) = (at(cq, b), at(ck, b));
+            (at(cq, b + 1) - q0, at(ck, b + 1) - k0, q0, k0, 0)
+        } else {
+            (p.seq[0], p.seq[1], 0, 0, b)
+        };
+        // the key tiles this unit's rows see
+        let seen = if CAUSAL {
+            sk.min(Self::BM * (qt + 1))
+        } else {
+            sk
+        };
+        let tiles = (seen + Self::BN - 1) / Self::BN;
+        Unit {
+            qt,
+            hq,
+            hk: hq / group,
+            sq,
+            sk,
+            q0,
+            k0,
+            bc,
+            tiles,
+        }
+    }
+
     const SHAPES: () = assert!(
         matches!(Self::D, 64 | 96 | 128 | 192 | 256)
             && (Self::BN == 64 || Self::BN == 128)
@@ -237,16 +379,24 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
                         packed (1, H, total, D) and (1, H, total) with cu_seqlens",
             );
         }
+        if p.o.with_static_stride(3, 1).is_none() {
+            return Err("attention needs O's head dimension contiguous (stride 1)");
+        }
         if !(p.scale.is_finite() && p.scale > 0.0) {
             return Err("attention needs a finite positive scale");
         }
         Ok(p)
     }
 
-    fn geometry<M: Space>(p: &Self::Params<M>, _sms: i64, _smem: i64) -> Geometry {
-        let [b, h, _] = p.heads;
+    /// Without the causal mask, persistent: a block per multiprocessor (at most one per unit of
+    /// work), each taking its units in turn, so that a unit's Q and first key tiles load while the
+    /// last unit's final tiles and stores run. Under it, a block per unit, the longest first:
+    /// the hardware hands the next unit to whichever multiprocessor frees first, which a static
+    /// order of units of uneven length cannot.
+    fn geometry<M: Space>(p: &Self::Params<M>, sms: i64, _smem: i64) -> Geometry {
+        let units = Self::units(p);
         Geometry {
-            grid: [(p.seq[0] + Self::BM - 1) / Self::BM, b * h],
+            grid: [if CAUSAL { units } else { units.min(sms.max(1)) }, 1],
             threads: Self::THREADS,
             smem_bytes: smem_bytes(Self::D, Self::BN),
         }
@@ -257,35 +407,9 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
         #[allow(clippy::let_unit_value)]
         let () = Self::SHAPES;
         let (d, bn) = (Self::DP, Self::BN);
-        let (tid, [bx, bh]) = (c.thread, c.block);
-        // the longest query tiles (the last, under the causal mask) first
-        let qt = if CAUSAL { c.grid[0] - 1 - bx } else { bx };
-        let [_, h, hkv] = p.heads;
-        // heads per key/value head (`prepare` has checked `h` a multiple of `hkv >= 1`; at least
-        // 1 for the compiler too: no division's panic path in the kernel)
-        let (h, group) = (h.max(1), (h / hkv.max(1)).max(1));
-        let (b, hq) = (bh / h, bh % h);
-        let hk = hq / group;
-        // this sequence: its lengths, where its rows start along S, its batch coordinate
-        let (sq, sk, q0, k0, bc) = if p.packed {
-            let at = |c: &FlatTensor<M::Global<i32>, 1>, i: i64| c.at([i]).read() as i64;
-            let [cq, ck] = &p.cu_seqlens;
-            let (q0, k0) = (at(cq, b), at(ck, b));
-            (at(cq, b + 1) - q0, at(ck, b + 1) - k0, q0, k0, 0)
-        } else {
-            (p.seq[0], p.seq[1], 0, 0, b)
-        };
-        // query tiles past a shorter sequence's rows: nothing to do
-        if Self::BM * qt >= sq {
-            return;
-        }
-        // the key tiles this block's rows see
-        let seen = if CAUSAL {
-            sk.min(Self::BM * (qt + 1))
-        } else {
-            sk
-        };
-        let tiles = (seen + bn - 1) / bn;
+        let tid = c.thread;
+        // this block's units: `first`, `first + blocks`, ...
+        let (first, blocks, units) = (c.block[0], c.grid[0], Self::units(p));
         // Q, the stages, the barriers: from the first 1024-byte boundary
         let q = c
             .smem
@@ -293,10 +417,14 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
         let k_at = |s: i64| q.advance(Self::BM * d + 2 * s * bn * d);
         let v_at = |s: i64| k_at(s).advance(bn * d);
         let q_full = q.advance(Self::BM * d + 2 * STAGES * bn * d);
-        let full = |s: i64| q_full.advance(4 + 4 * s);
+        let q_empty = q_full.advance(4);
+        let full = |s: i64| q_empty.advance(4 + 4 * s);
         let empty = |s: i64| full(STAGES + s);
+        // the producer's word to the consumers on unit `n`: slot `n % 2` ([`Slot`])
+        let slot = |n: i64| full(2 * STAGES).recast::<i32>().advance(SLOT * (n & 1));
         if tid == 0 {
             q_full.mbarrier_init(1);
+            q_empty.mbarrier_init((128 * Self::CONSUMERS) as u32);
             unroll!(s < STAGES as usize => {
                 full(s as i64).mbarrier_init(1);
                 empty(s as i64).mbarrier_init(Self::CONSUMERS as u32);
@@ -313,31 +441,53 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
                 p.q.acquire();
                 p.k.acquire();
                 p.v.acquire();
-                q_full.mbarrier_arrive((2 * Self::BM * d) as u32);
-                unroll!(pn < 4 => {
-                    if (pn as i64) < d / PANEL {
-                        let at = PANEL * pn as i64;
-                        let row = [bc, hq, q0 + Self::BM * qt, at];
-                        q.advance(Self::BM * at).tma_load(&p.q, row, &q_full);
-                    }
-                });
-                let mut j = 0;
-                while j < tiles {
-                    let s = j % STAGES;
-                    if j >= STAGES && BUG != 2 {
-                        empty(s).mbarrier_wait(((j / STAGES - 1) & 1) as u32);
-                    }
-                    full(s).mbarrier_arrive((4 * bn * d) as u32);
-                    unroll!(pn < 4 => {
-                        if (pn as i64) < d / PANEL {
-                            let at = PANEL * pn as i64;
-                            let row = [bc, hk, k0 + bn * j, at];
-                            k_at(s).advance(bn * at).tma_load(&p.k, row, &full(s));
-                            v_at(s).advance(bn * at).tma_load(&p.v, row, &full(s));
+                // units loaded, key tiles loaded (over every unit: the stages' ring runs on)
+                let (mut n, mut jj, mut u) = (0, 0, first);
+                while u < units {
+                    let w = Self::unit::<M>(p, u);
+                    if w.live(Self::BM) {
+                        // unit n - 1's Q released by every consumer thread, and with it slot
+                        // n % 2 (unit n - 2's: read before n - 1's release)
+                        if n > 0 && BUG != 5 {
+                            q_empty.mbarrier_wait(((n - 1) & 1) as u32);
                         }
-                    });
-                    j += 1;
+                        Slot::write(&slot(n), &w);
+                        q_full.mbarrier_arrive((2 * Self::BM * d) as u32);
+                        unroll!(pn < 4 => {
+                            if (pn as i64) < d / PANEL {
+                                let at = PANEL * pn as i64;
+                                let row = [w.bc, w.hq, w.q0 + Self::BM * w.qt, at];
+                                q.advance(Self::BM * at).tma_load(&p.q, row, &q_full);
+                            }
+                        });
+                        let mut j = 0;
+                        while j < w.tiles {
+                            let s = jj % STAGES;
+                            if jj >= STAGES && BUG != 2 {
+                                empty(s).mbarrier_wait(((jj / STAGES - 1) & 1) as u32);
+                            }
+                            full(s).mbarrier_arrive((4 * bn * d) as u32);
+                            unroll!(pn < 4 => {
+                                if (pn as i64) < d / PANEL {
+                                    let at = PANEL * pn as i64;
+                                    let row = [w.bc, w.hk, w.k0 + bn * j, at];
+                                    k_at(s).advance(bn * at).tma_load(&p.k, row, &full(s));
+                                    v_at(s).advance(bn * at).tma_load(&p.v, row, &full(s));
+                                }
+                            });
+                            j += 1;
+                            jj += 1;
+                        }
+                        n += 1;
+                    }
+                    u += blocks;
                 }
+                // no more: a unit of query tile -1, and no bytes to wait for
+                if n > 0 {
+                    q_empty.mbarrier_wait(((n - 1) & 1) as u32);
+                }
+                slot(n).write(-1);
+                q_full.mbarrier_arrive(0);
             }
             return;
         }
@@ -346,116 +496,146 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
         } else {
             setmaxnreg_inc::<{ REGS_2[1] }>();
         }
-        // what the consumers keep through their loop, in 32 bits (a register each: the
-        // accumulators need the rest)
-        let (sq, sk, q0, bc, hq) = (sq as i32, sk as i32, q0 as i32, bc as i32, hq as i32);
         let (wg, t) = (tid / 128 - 1, tid % 128);
         // this thread's rows of the warpgroup's 64 (the accumulators' layout): r0 and r0 + 8
         let r0 = 16 * (t / 32) + t % 32 / 4;
-        let row0 = Self::BM * qt + WG_ROWS * wg + r0;
         let q_wg = q.advance(WG_ROWS * wg * PANEL);
         let scale2 = p.scale * LOG2_E;
-        let mut o = accumulators::<OV>();
-        let (mut m, mut l) = ([f32::NEG_INFINITY; 2], [0f32; 2]);
-        q_full.mbarrier_wait(0);
-        let mut j = 0;
-        while j < tiles {
-            let s = j % STAGES;
-            full(s).mbarrier_wait(((j / STAGES) & 1) as u32);
-            // S = Q K^T
-            let mut sc = accumulators::<SV>();
-            warpgroup_arrive();
-            unroll!(kb < (OV / 8) => {
-                // k-block kb: panel kb / 4, columns 16 (kb % 4) of it
-                let (pn, col) = (kb as i64 / 4, 16 * (kb as i64 % 4));
-                let da = gmma_desc(&q_wg.advance(pn * Self::BM * PANEL + col), DESC_QK);
-                let db = gmma_desc(&k_at(s).advance(pn * bn * PANEL + col), DESC_QK);
-                wgmma_ss::<I, SV, false, false>(da, db, &mut sc, kb > 0);
-            });
-            warpgroup_commit_batch();
-            if BUG != 4 {
-                warpgroup_wait::<0>();
+        // units taken, key tiles taken (as the producer's; in 32 bits, a register each: the
+        // accumulators need the rest)
+        let (mut n, mut jj) = (0i32, 0i32);
+        loop {
+            // the unit's word, and its Q
+            q_full.mbarrier_wait((n & 1) as u32);
+            let w = slot(n as i64);
+            let qt = w.read();
+            if qt < 0 {
+                break;
             }
-            // the mask: keys past the head's, and under CAUSAL past the row
-            let col0 = (bn * j + 2 * (t % 4)) as i32;
-            if ((bn * (j + 1)) as i32) > sk || (CAUSAL && bn * (j + 1) > row0 - r0 + 1) {
+            let (tiles, sk) = (w.advance(Slot::TILES).read(), w.advance(Slot::SK).read());
+            let row0 = (Self::BM * qt as i64 + WG_ROWS * wg + r0) as i32;
+            let mut o = accumulators::<OV>();
+            let (mut m, mut l) = ([f32::NEG_INFINITY; 2], [0f32; 2]);
+            let mut j = 0i32;
+            while j < tiles {
+                let s = (jj % STAGES as i32) as i64;
+                full(s).mbarrier_wait(((jj / STAGES as i32) & 1) as u32);
+                // S = Q K^T
+                let mut sc = accumulators::<SV>();
+                warpgroup_arrive();
+                unroll!(kb < (OV / 8) => {
+                    // k-block kb: panel kb / 4, columns 16 (kb % 4) of it
+                    let (pn, col) = (kb as i64 / 4, 16 * (kb as i64 % 4));
+                    let da = gmma_desc(&q_wg.advance(pn * Self::BM * PANEL + col), DESC_QK);
+                    let db = gmma_desc(&k_at(s).advance(pn * bn * PANEL + col), DESC_QK);
+                    wgmma_ss::<I, SV, false, false>(da, db, &mut sc, kb > 0);
+                });
+                warpgroup_commit_batch();
+                if BUG != 4 {
+                    warpgroup_wait::<0>();
+                }
+                // the unit's last S: this thread is done with Q (and with the unit's slot
+                // before: the producer rewrites it after the next unit's release)
+                if j + 1 == tiles {
+                    q_empty.mbarrier_arrive(0);
+                }
+                // the mask: keys past the head's, and under CAUSAL past the row
+                let (bn32, r032) = (bn as i32, r0 as i32);
+                let col0 = bn32 * j + 2 * (t % 4) as i32;
+                if bn32 * (j + 1) > sk || (CAUSAL && bn32 * (j + 1) > row0 - r032 + 1) {
+                    unroll!(g < SV / 4 => {
+                        unroll!(e < 4 => {
+                            let (col, row) = (col0 + 8 * g as i32 + e as i32 % 2, row0 + 8 * (e as i32 / 2));
+                            if col >= sk || (CAUSAL && col > row) {
+                                sc[4 * g + e] = f32::NEG_INFINITY;
+                            }
+                        });
+                    });
+                }
+                // the rows' new maxima, and the factor the old sums and outputs scale by
+                let mut mx = m;
+                unroll!(g < SV / 4 => {
+                    unroll!(e < 4 => { mx[e / 2] = mx[e / 2].max(sc[4 * g + e]) });
+                });
+                let mut base = [0f32; 2];
+                let mut alpha = [0f32; 2];
+                unroll!(r < 2 => {
+                    mx[r] = quad_reduce(mx[r], f32::max);
+                    // a row with every key masked so far keeps base 0 (no inf - inf)
+                    base[r] = if mx[r] == f32::NEG_INFINITY { 0.0 } else { mx[r] * scale2 };
+                    alpha[r] = exp2_approx(m[r] * scale2 - base[r]);
+                    m[r] = mx[r];
+                    l[r] *= alpha[r];
+                });
+                unroll!(g < OV / 16 => {
+                    unroll!(e < 16 => { o[16 * g + e] *= alpha[e % 4 / 2] });
+                });
+                // P, its row sums, and P V: k-block kb of P is accumulators 8 kb .. 8 kb + 8
                 unroll!(g < SV / 4 => {
                     unroll!(e < 4 => {
-                        let (col, row) = (col0 + 8 * g as i32 + e as i32 % 2, (row0 + 8 * (e as i64 / 2)) as i32);
-                        if col >= sk || (CAUSAL && col > row) {
-                            sc[4 * g + e] = f32::NEG_INFINITY;
-                        }
+                        let x = exp2_approx(crate::math::fma(sc[4 * g + e], scale2, -base[e / 2]));
+                        sc[4 * g + e] = x;
+                        l[e / 2] += x;
                     });
                 });
-            }
-            // the rows' new maxima, and the factor the old sums and outputs scale by
-            let mut mx = m;
-            unroll!(g < SV / 4 => {
-                unroll!(e < 4 => { mx[e / 2] = mx[e / 2].max(sc[4 * g + e]) });
-            });
-            let mut base = [0f32; 2];
-            let mut alpha = [0f32; 2];
-            unroll!(r < 2 => {
-                mx[r] = quad_reduce(mx[r], f32::max);
-                // a row with every key masked so far keeps base 0 (no inf - inf)
-                base[r] = if mx[r] == f32::NEG_INFINITY { 0.0 } else { mx[r] * scale2 };
-                alpha[r] = exp2_approx(m[r] * scale2 - base[r]);
-                m[r] = mx[r];
-                l[r] *= alpha[r];
-            });
-            unroll!(g < OV / 16 => {
-                unroll!(e < 16 => { o[16 * g + e] *= alpha[e % 4 / 2] });
-            });
-            // P, its row sums, and P V: k-block kb of P is accumulators 8 kb .. 8 kb + 8
-            unroll!(g < SV / 4 => {
-                unroll!(e < 4 => {
-                    let x = exp2_approx(crate::math::fma(sc[4 * g + e], scale2, -base[e / 2]));
-                    sc[4 * g + e] = x;
-                    l[e / 2] += x;
-                });
-            });
-            if BUG != 3 {
-                warpgroup_arrive();
-            }
-            unroll!(kb < SV / 8 => {
-                let w = |i: usize| I::narrow2(sc[8 * kb + 2 * i], sc[8 * kb + 2 * i + 1]);
-                let a = [w(0), w(1), w(2), w(3)];
-                let db = gmma_desc(&v_at(s).advance(16 * kb as i64 * PANEL), Self::DESC_V);
-                wgmma_rs::<I, OV, true>(a, db, &mut o, true);
-            });
-            warpgroup_commit_batch();
-            // this warpgroup is done with the stage once its wgmmas are
-            if BUG == 1 && t == 0 {
-                empty(s).mbarrier_arrive(0);
-            }
-            warpgroup_wait::<0>();
-            if BUG != 1 && t == 0 {
-                empty(s).mbarrier_arrive(0);
-            }
-            j += 1;
-        }
-        // O / l and the log-sum-exp, rows past the head's left out
-        unroll!(r < 2 => {
-            let row = row0 + 8 * r as i64;
-            let sum = quad_reduce(l[r], |a, b| a + b);
-            // a row that saw no key: O of 0, the log-sum-exp +inf
-            let inv = if sum > 0.0 { 1.0 / sum } else { 0.0 };
-            if (row as i32) < sq {
-                let (out, bc, hq) = ((q0 + row as i32) as i64, bc as i64, hq as i64);
-                unroll!(g < OV / 16 => {
-                    unroll!(e < 8 => {
-                        // accumulators 4 i + 2 r + {0, 1}: columns 8 i + 2 (t % 4) + {0, 1}
-                        let i = 4 * g + e / 2;
-                        let col = 8 * i as i64 + 2 * (t % 4) + (e % 2) as i64;
-                        p.o.at([bc, hq, out, col]).write(I::from_f32(o[4 * i + 2 * r + e % 2] * inv));
-                    });
-                });
-                if t % 4 == 0 {
-                    let base = if m[r] == f32::NEG_INFINITY { 0.0 } else { m[r] * scale2 };
-                    let lse = if sum > 0.0 { (base + log2_approx(sum)) / LOG2_E } else { f32::INFINITY };
-                    p.lse.at([bc, hq, out]).write(lse);
+                if BUG != 3 {
+                    warpgroup_arrive();
                 }
+                unroll!(kb < SV / 8 => {
+                    let pk = |i: usize| I::narrow2(sc[8 * kb + 2 * i], sc[8 * kb + 2 * i + 1]);
+                    let a = [pk(0), pk(1), pk(2), pk(3)];
+                    let db = gmma_desc(&v_at(s).advance(16 * kb as i64 * PANEL), Self::DESC_V);
+                    wgmma_rs::<I, OV, true>(a, db, &mut o, true);
+                });
+                warpgroup_commit_batch();
+                // this warpgroup is done with the stage once its wgmmas are
+                if BUG == 1 && t == 0 {
+                    empty(s).mbarrier_arrive(0);
+                }
+                warpgroup_wait::<0>();
+                if BUG != 1 && t == 0 {
+                    empty(s).mbarrier_arrive(0);
+                }
+                j += 1;
+                jj += 1;
             }
-        });
+            // a unit without keys released Q all the same
+            if tiles == 0 {
+                q_empty.mbarrier_arrive(0);
+            }
+            // O / l and the log-sum-exp, rows past the sequence's left out (the unit's word read
+            // again, not kept through the loop: the registers are the accumulators')
+            let [sq, q0, bc, hq] =
+                [Slot::SQ, Slot::Q0, Slot::BC, Slot::HQ].map(|f| w.advance(f).read() as i64);
+            // O with its head dimension's stride the constant 1 (`prepare` checked it): the
+            // columns' offsets are then constants, not values the compiler computes once before
+            // every unit and keeps (spilled) through them
+            let Some(o_t) = p.o.with_static_stride(3, 1) else {
+                return;
+            };
+            unroll!(r < 2 => {
+                let row = row0 as i64 + 8 * r as i64;
+                let sum = quad_reduce(l[r], |a, b| a + b);
+                // a row that saw no key: O of 0, the log-sum-exp +inf
+                let inv = if sum > 0.0 { 1.0 / sum } else { 0.0 };
+                if row < sq {
+                    let out = q0 + row;
+                    unroll!(g < OV / 16 => {
+                        unroll!(e < 8 => {
+                            // accumulators 4 i + 2 r + {0, 1}: columns 8 i + 2 (t % 4) + {0, 1}
+                            let i = 4 * g + e / 2;
+                            let col = 8 * i as i64 + 2 * (t % 4) + (e % 2) as i64;
+                            o_t.at([bc, hq, out, col]).write(I::from_f32(o[4 * i + 2 * r + e % 2] * inv));
+                        });
+                    });
+                    if t % 4 == 0 {
+                        let base = if m[r] == f32::NEG_INFINITY { 0.0 } else { m[r] * scale2 };
+                        let lse = if sum > 0.0 { (base + log2_approx(sum)) / LOG2_E } else { f32::INFINITY };
+                        p.lse.at([bc, hq, out]).write(lse);
+                    }
+                }
+            });
+            n += 1;
+        }
     }
 }

@@ -6,7 +6,7 @@
 //! broken copy of the pipeline reported or caught by the check.
 
 use half::{bf16, f16};
-use host::checks::attention::{simulate, Inputs, Packing, Shape};
+use host::checks::attention::{simulate, simulate_on, Inputs, Packing, Shape};
 use host::elem::Rng;
 use tessel_gpu::mma::MmaIn;
 
@@ -84,6 +84,28 @@ fn attention_takes_any_strides_and_packed_variable_lengths() {
     checked::<f16, 128, 32, false>(&varlen(&mut rng, 256, false), 6);
 }
 
+/// Persistent blocks over packed variable lengths: units past a short sequence's rows skipped,
+/// a sequence with no keys, a block taking every unit or a few (1 and 3 multiprocessors).
+#[test]
+fn attention_persistent_blocks_take_varlen_units_in_turn() {
+    let mut rng = rng("attention_persistent_blocks_take_varlen_units_in_turn");
+    let lens = vec![[400, 300], [1, 17], [64, 0], [250, 129], [193, 192]];
+    let x = Inputs::<bf16>::packed(
+        &mut rng,
+        shape([5, 2, 1], [400, 300], 64, false),
+        Packing::Varlen(lens),
+    );
+    let rows: Vec<usize> = (0..x.rows()).collect();
+    for sms in [1, 3] {
+        let (o, lse) = simulate_on::<bf16, 32, 64, false, 0>(&x, 11 + sms as u64, sms)
+            .unwrap_or_else(|e| panic!("{sms} multiprocessors: {e}"));
+        let worst = x
+            .check(&o, &lse, &rows, 128)
+            .unwrap_or_else(|e| panic!("{sms}: {e}"));
+        println!("{sms} multiprocessors: worst error {worst:.3} of its bound");
+    }
+}
+
 #[test]
 fn attention_is_within_its_bound_d64() {
     let mut rng = rng("attention_is_within_its_bound_d64");
@@ -115,17 +137,29 @@ fn attention_is_within_its_bound_d96_d192_d256() {
     within_tiles::<f16, 128, 32, false>(&mut rng, shape([1, 1, 1], [20, 70], 256, false), 15);
 }
 
+/// The same bits under every schedule of the simulated GPU's threads, and on 1 to 4
+/// multiprocessors (persistent blocks taking 5, 3, 2 units or one: the full mask's 2 query tiles
+/// of 4 heads; under the causal mask a block per unit).
 #[test]
 fn attention_gives_the_same_bits_under_every_schedule() {
     let mut rng = rng("attention_gives_the_same_bits_under_every_schedule");
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
     let x = Inputs::<bf16>::new(&mut rng, shape([1, 2, 1], [130, 260], 64, true));
     let first = simulate::<bf16, 32, 64, true, 0>(&x, 0).unwrap();
     for seed in [1, 7, 12345] {
         let (o, lse) = simulate::<bf16, 32, 64, true, 0>(&x, seed).unwrap();
-        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         assert!(
             bits(&o) == bits(&first.0) && bits(&lse) == bits(&first.1),
             "seed {seed}"
+        );
+    }
+    let x = Inputs::<bf16>::new(&mut rng, shape([2, 2, 1], [300, 260], 64, false));
+    let first = simulate_on::<bf16, 32, 64, false, 0>(&x, 3, 1).unwrap();
+    for sms in [2, 3, 4] {
+        let (o, lse) = simulate_on::<bf16, 32, 64, false, 0>(&x, 3 + sms as u64, sms).unwrap();
+        assert!(
+            bits(&o) == bits(&first.0) && bits(&lse) == bits(&first.1),
+            "{sms} multiprocessors"
         );
     }
 }
@@ -158,4 +192,11 @@ fn each_broken_attention_is_caught() {
     assert!(m.contains("no warpgroup_arrive"), "no fence: {m}");
     let m = broken::<4>();
     assert!(m.contains("NaN"), "S read before its wait: {m}");
+    // a block of two units: the second's Q loaded over the first's while its S is computed
+    let x = Inputs::<bf16>::new(&mut Rng::new(4), shape([1, 2, 1], [100, 384], 64, false));
+    let m = simulate_on::<bf16, 32, 64, false, 5>(&x, 5, 1)
+        .expect_err("a Q loaded before its release must be reported")
+        .to_string();
+    println!("BUG 5: {m}");
+    assert!(m.contains("attention.rs:"), "Q refilled early: {m}");
 }

@@ -391,12 +391,25 @@ impl<I: MmaIn + Default> Inputs<I> {
 }
 
 /// `attention` (`BUG`: its broken copy) with `D = 2 OV`, key tiles of `2 SV` rows, the mask
-/// `CAUSAL`, on the simulated GPU under schedule `seed`: O and the log-sum-exp (laid out as
-/// [`Inputs::layout`] says). Panics where an input is written or an output element not written
-/// exactly once, or where the shape is not the kernel's.
+/// `CAUSAL`, on a simulated GPU of two multiprocessors (persistent blocks take several units
+/// each) under schedule `seed`: O and the log-sum-exp (laid out as [`Inputs::layout`] says).
+/// Panics where an input is written or an output element not written exactly once, or where the
+/// shape is not the kernel's.
 pub fn simulate<I, const OV: usize, const SV: usize, const CAUSAL: bool, const BUG: u8>(
     x: &Inputs<I>,
     seed: u64,
+) -> Result<(Vec<f32>, Vec<f32>), SimError>
+where
+    I: MmaIn + Default,
+{
+    simulate_on::<I, OV, SV, CAUSAL, BUG>(x, seed, 2)
+}
+
+/// As [`simulate`], on a simulated GPU of `sms` multiprocessors.
+pub fn simulate_on<I, const OV: usize, const SV: usize, const CAUSAL: bool, const BUG: u8>(
+    x: &Inputs<I>,
+    seed: u64,
+    sms: i64,
 ) -> Result<(Vec<f32>, Vec<f32>), SimError>
 where
     I: MmaIn + Default,
@@ -457,7 +470,7 @@ where
     type K<I, const OV: usize, const SV: usize, const C: bool, const B: u8> =
         Attention<I, OV, SV, C, B>;
     let p = K::<I, OV, SV, CAUSAL, BUG>::prepare::<Sim>(p).expect("the shape is the kernel's");
-    let g = K::<I, OV, SV, CAUSAL, BUG>::geometry::<Sim>(&p, 1, 0);
+    let g = K::<I, OV, SV, CAUSAL, BUG>::geometry::<Sim>(&p, sms, 0);
     sim::launch::<K<I, OV, SV, CAUSAL, BUG>>(&p, g, Options { seed })?;
     assert!(reads.iter().flatten().all(|&r| r == 0), "an input written");
     sim::written_once(&mut wo);
