@@ -137,9 +137,9 @@ fn attention_is_within_its_bound_d96_d192_d256() {
     within_tiles::<f16, 128, 32, false>(&mut rng, shape([1, 1, 1], [20, 70], 256, false), 15);
 }
 
-/// The same bits under every schedule of the simulated GPU's threads, and on 1 to 4
-/// multiprocessors (persistent blocks taking 5, 3, 2 units or one: the full mask's 2 query tiles
-/// of 4 heads; under the causal mask a block per unit).
+/// The same bits under every schedule of the simulated GPU's threads (the causal mask: a block
+/// per unit), and on 1 to 4 multiprocessors (the full mask's 8 units, 2 query tiles of 4 heads:
+/// persistent blocks taking 8, 4, 3 or 2 each).
 #[test]
 fn attention_gives_the_same_bits_under_every_schedule() {
     let mut rng = rng("attention_gives_the_same_bits_under_every_schedule");
