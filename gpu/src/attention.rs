@@ -17,7 +17,10 @@
 //! and K K-major), the row maxima over the quad of lanes that holds a row, `P = 2^(S scale log2 e
 //! - m)` (`ex2.approx`), the output and row sums rescaled, `P` rounded to 16 bits and packed in
 //! the registers where the next wgmma reads A (the accumulators' layout is the register A
-//! layout), and `O += P V` by wgmma with A in registers and V N-major from shared memory.
+//! layout), and `O += P V` by wgmma with A in registers and V N-major from shared memory. O
+//! leaves through shared memory ([`Attention::store_o`]): the accumulators' pairs into the
+//! warpgroup's staging, then whole rows out at 16 bytes a thread (a row's 2-byte pieces from
+//! the registers straight to global memory took a quarter of the consumers' time at `S = 1k`).
 //!
 //! Tensors (`bf16` or `f16`, of any strides the copy engine takes: the head dimension
 //! contiguous, the others multiples of 16 bytes apart): Q `(B, H, Sq, D)`, K and V `(B, Hkv, Sk,
@@ -43,10 +46,11 @@
 //! top-left diagonal), and the blocks run the longest (last) query tiles first.
 
 use crate::ctx::{Ctx, Geometry, Kernel};
+use crate::gemm::fresh;
 use crate::math::{exp2_approx, log2_approx, LOG2_E};
 use crate::mem::{AsyncCopy, Mem, Recast, Space};
 use crate::mma::MmaIn;
-use crate::sync::{quad_reduce, setmaxnreg_dec, setmaxnreg_inc, sync_threads};
+use crate::sync::{named_barrier, quad_reduce, setmaxnreg_dec, setmaxnreg_inc, sync_threads};
 use crate::tma::{BulkCopy, TensorMap};
 use crate::unroll;
 use crate::wgmma::{
@@ -106,13 +110,38 @@ pub const fn padded(d: i64) -> i64 {
     (d + PANEL - 1) / PANEL * PANEL
 }
 
-/// Shared memory of a block with head dimension `d` and key tiles of `bn` rows: 1024 bytes to
-/// align, Q (`query_rows(d) x padded(d)`), the stages (K and V, `bn x padded(d)` each), a full and
-/// an empty mbarrier for Q and for each stage, and the producer's two [`Slot`]s.
-pub const fn smem_bytes(d: i64, bn: i64) -> i64 {
+/// Shared memory of a block with head dimension `d` and key tiles of `bn` rows, before O's
+/// staging: 1024 bytes to align, Q (`query_rows(d) x padded(d)`), the stages (K and V, `bn x
+/// padded(d)` each), a full and an empty mbarrier for Q and for each stage, and the producer's
+/// two [`Slot`]s.
+pub const fn smem_unstaged(d: i64, bn: i64) -> i64 {
     1024 + 2 * (query_rows(d) * padded(d) + STAGES * 2 * bn * padded(d))
         + 8 * 2 * (1 + STAGES)
         + 4 * 2 * SLOT
+}
+
+/// Columns of O the consumers stage in shared memory at a time ([`staged`]): the padded head
+/// dimension where it fits beside Q and the stages, else half of it (at `d = 256`).
+pub const fn staged_cols(d: i64, bn: i64) -> i64 {
+    if smem_unstaged(d, bn) + 2 * query_rows(d) * padded(d) <= SMEM_LIMIT {
+        padded(d)
+    } else {
+        padded(d) / 2
+    }
+}
+
+/// Where element `(row, 8 c + e)` of a warpgroup's staged O (64 rows of `cols` columns, `cols`
+/// a multiple of 64) is: 16-byte chunk `c` of a row at chunk `c ^ (row % 8)`, so that the
+/// accumulators' pairs (eight rows, four pairs each) land in 32 different banks and a row's
+/// chunks are read back whole.
+pub const fn staged(row: i64, c: i64, cols: i64) -> i64 {
+    row * cols + 8 * (c ^ (row % 8))
+}
+
+/// Shared memory of a block with head dimension `d` and key tiles of `bn` rows:
+/// [`smem_unstaged`]'s and O's staging (`query_rows(d) x` [`staged_cols`]).
+pub const fn smem_bytes(d: i64, bn: i64) -> i64 {
+    smem_unstaged(d, bn) + 2 * query_rows(d) * staged_cols(d, bn)
 }
 
 /// The descriptor of k-block 0 of a K-major panel (`rows x 64`, 128-byte swizzle) at address 0:
@@ -259,7 +288,8 @@ impl Slot {
 /// `D` past 128), `CAUSAL` the mask; `BUG` a broken copy for the simulated GPU's tests
 /// (0: none): 1 releases a stage before the wgmmas that read it have completed, 2 refills a
 /// stage without waiting for its release, 3 leaves out the fence before `P V`, 4 reads `S`
-/// without waiting for its wgmmas, 5 loads the next unit's Q without waiting for its release.
+/// without waiting for its wgmmas, 5 loads the next unit's Q without waiting for its release,
+/// 6 copies O out of its staging without waiting for the warpgroup's writes.
 pub struct Attention<I, const OV: usize, const SV: usize, const CAUSAL: bool, const BUG: u8 = 0>(
     PhantomData<I>,
 );
@@ -279,6 +309,8 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
     pub const BM: i64 = query_rows(Self::D);
     /// Threads: the producer warpgroup and the consumers.
     pub const THREADS: i64 = 128 * (1 + Self::CONSUMERS);
+    /// Columns of O staged at a time ([`staged_cols`]).
+    pub const EC: i64 = staged_cols(Self::D, Self::BN);
     const DESC_V: GmmaDescriptor = desc_v(Self::D, Self::BN);
     /// Query tiles per head: of the longest sequence.
     pub const fn q_tiles<T, O, L, C>(p: &AttentionParams<T, O, L, C>) -> i64 {
@@ -330,6 +362,72 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
             k0,
             bc,
             tiles,
+        }
+    }
+
+    /// Pass `PASS` of a consumer warpgroup's store of O (columns `EC PASS ..` of its 64 rows,
+    /// `o` thread `t`'s accumulators times `inv`, its rows' `1 / l`): the accumulators' pairs
+    /// into the warpgroup's staging `stage` ([`staged`]), then whole rows out, 16 bytes a thread
+    /// (an element at a time where O's row is not 16-byte aligned), to rows `at[2] ..` of head
+    /// `at[1]`, batch coordinate `at[0]`, of `out`, the first `at[3]` rows only (the rest lie
+    /// past the sequence). Named barrier `1 + wg` before the writes (the staging's last reads
+    /// done) and between the writes and the reads.
+    ///
+    /// # Safety
+    /// `stage` this warpgroup's `64 x EC` elements of shared memory; `out` inside its memory at
+    /// the rows stored.
+    #[inline(always)]
+    pub unsafe fn store_o<M: Space, const PASS: usize>(
+        o: &[f32; OV],
+        inv: [f32; 2],
+        stage: &M::Shared<I>,
+        out: &FlatTensor<M::Global<I>, 4>,
+        at: [i64; 4],
+        wg: i64,
+        t: i64,
+    ) {
+        // where registers are short (D = 64's 160 a thread, D = 256's 128 accumulators), the
+        // thread's index as a value of this unit's: else LLVM computes the addresses below once
+        // before the unit loop and keeps them (ptxas spilled them); elsewhere it may (measured
+        // faster at D = 128)
+        let fresh_t = Self::D == 64 || Self::D == 256;
+        let (ec, t) = (Self::EC, if fresh_t { fresh(t as i32) as i64 } else { t });
+        let r0 = 16 * (t / 32) + t % 32 / 4;
+        let wg_bar = || named_barrier(1 + wg as u32, 128);
+        wg_bar();
+        unroll!(r < 2 => {
+            let row = r0 + 8 * r as i64;
+            // chunk c = 8 g + e of the pass: accumulators 4 i + 2 r + {0, 1}, columns
+            // 8 i + 2 (t % 4) + {0, 1}
+            unroll!(g < (Self::EC / 64) as usize => {
+                unroll!(e < 8 => {
+                    let c = 8 * g + e;
+                    let i = (Self::EC / 8) as usize * PASS + c;
+                    if i < OV / 4 {
+                        let x = I::narrow2(o[4 * i + 2 * r] * inv[r], o[4 * i + 2 * r + 1] * inv[r]);
+                        let w = staged(row, c as i64, ec) + 2 * (t % 4);
+                        stage.advance(w).recast::<u32>().write(x);
+                    }
+                });
+            });
+        });
+        if BUG != 6 {
+            wg_bar();
+        }
+        let chunks = (Self::D - ec * PASS as i64).min(ec) / 8;
+        let mut k = t;
+        while k < WG_ROWS * chunks {
+            let (row, c) = (k / chunks, k % chunks);
+            if row < at[3] {
+                let from = stage.advance(staged(row, c, ec));
+                let to = out.at([at[0], at[1], at[2] + row, ec * PASS as i64 + 8 * c]);
+                if to.aligned16() {
+                    to.write_v4(from.read_v4());
+                } else {
+                    unroll!(e < 8 => { to.advance(e as i64).write(from.advance(e as i64).read()) });
+                }
+            }
+            k += 128;
         }
     }
 
@@ -416,7 +514,9 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
             .advance(((1024 - c.smem.addr() % 1024) % 1024 / 2) as i64);
         let k_at = |s: i64| q.advance(Self::BM * d + 2 * s * bn * d);
         let v_at = |s: i64| k_at(s).advance(bn * d);
-        let q_full = q.advance(Self::BM * d + 2 * STAGES * bn * d);
+        // O's staging, this warpgroup's 64 rows at `staging(wg)`
+        let staging = |wg: i64| k_at(STAGES).advance(WG_ROWS * wg * Self::EC);
+        let q_full = k_at(STAGES).advance(Self::BM * Self::EC);
         let q_empty = q_full.advance(4);
         let full = |s: i64| q_empty.advance(4 + 4 * s);
         let empty = |s: i64| full(STAGES + s);
@@ -607,34 +707,31 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
             // again, not kept through the loop: the registers are the accumulators')
             let [sq, q0, bc, hq] =
                 [Slot::SQ, Slot::Q0, Slot::BC, Slot::HQ].map(|f| w.advance(f).read() as i64);
+            let mut inv = [0f32; 2];
+            unroll!(r < 2 => {
+                let row = row0 as i64 + 8 * r as i64;
+                let sum = quad_reduce(l[r], |a, b| a + b);
+                // a row that saw no key: O of 0, the log-sum-exp +inf
+                inv[r] = if sum > 0.0 { 1.0 / sum } else { 0.0 };
+                if t % 4 == 0 && row < sq {
+                    let base = if m[r] == f32::NEG_INFINITY { 0.0 } else { m[r] * scale2 };
+                    let lse = if sum > 0.0 { (base + log2_approx(sum)) / LOG2_E } else { f32::INFINITY };
+                    p.lse.at([bc, hq, q0 + row]).write(lse);
+                }
+            });
             // O with its head dimension's stride the constant 1 (`prepare` checked it): the
             // columns' offsets are then constants, not values the compiler computes once before
             // every unit and keeps (spilled) through them
             let Some(o_t) = p.o.with_static_stride(3, 1) else {
                 return;
             };
-            unroll!(r < 2 => {
-                let row = row0 as i64 + 8 * r as i64;
-                let sum = quad_reduce(l[r], |a, b| a + b);
-                // a row that saw no key: O of 0, the log-sum-exp +inf
-                let inv = if sum > 0.0 { 1.0 / sum } else { 0.0 };
-                if row < sq {
-                    let out = q0 + row;
-                    unroll!(g < OV / 16 => {
-                        unroll!(e < 8 => {
-                            // accumulators 4 i + 2 r + {0, 1}: columns 8 i + 2 (t % 4) + {0, 1}
-                            let i = 4 * g + e / 2;
-                            let col = 8 * i as i64 + 2 * (t % 4) + (e % 2) as i64;
-                            o_t.at([bc, hq, out, col]).write(I::from_f32(o[4 * i + 2 * r + e % 2] * inv));
-                        });
-                    });
-                    if t % 4 == 0 {
-                        let base = if m[r] == f32::NEG_INFINITY { 0.0 } else { m[r] * scale2 };
-                        let lse = if sum > 0.0 { (base + log2_approx(sum)) / LOG2_E } else { f32::INFINITY };
-                        p.lse.at([bc, hq, out]).write(lse);
-                    }
-                }
-            });
+            // O through shared memory, `EC` columns at a time ([`Attention::store_o`])
+            let first = row0 as i64 - r0;
+            let at = [bc, hq, q0 + first, sq - first];
+            Self::store_o::<M, 0>(&o, inv, &staging(wg), &o_t, at, wg, t);
+            if Self::DP > Self::EC {
+                Self::store_o::<M, 1>(&o, inv, &staging(wg), &o_t, at, wg, t);
+            }
             n += 1;
         }
     }

@@ -649,6 +649,24 @@ impl<G: Engine, const N: usize> Fast<G, N> {
     }
 }
 
+/// `x`, recomputed wherever control passes (an empty asm with effects, which LLVM keeps in place,
+/// where [`opaque`]'s pure one may be hoisted): what derives from it is computed after it, not
+/// before a loop around it and kept live through the loop (attention's stores of O: the
+/// staging's and O's addresses of every chunk, hoisted out of the unit loop and spilled).
+#[inline(always)]
+pub(crate) fn fresh(mut x: i32) -> i32 {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: an empty template; the register comes back as it went in
+    unsafe {
+        core::arch::asm!("// {0}", inout(reg32) x, options(nomem, nostack, preserves_flags))
+    };
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        x = core::hint::black_box(x);
+    }
+    x
+}
+
 /// `x`, which LLVM cannot see through (an empty asm), so what is derived from it is computed where
 /// it is used: gemm_sm80's k-tile sources stay one step per k-tile plus a loop-invariant step per
 /// chunk (not an induction pointer per chunk), gemm_sm90's epilogue addresses are not hoisted out

@@ -6,12 +6,17 @@
 //! broken copy of the pipeline reported or caught by the check.
 
 use half::{bf16, f16};
-use host::checks::attention::{simulate, simulate_on, Inputs, Packing, Shape};
+use host::checks::attention::{simulate, simulate_at, simulate_on, Inputs, Packing, Shape};
 use host::elem::Rng;
 use tessel_gpu::mma::MmaIn;
 
 fn rng(test: &str) -> Rng {
     Rng::from_env_or_fresh(test, "attention")
+}
+
+/// The values' bits (NaN equal to itself).
+fn bits(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|x| x.to_bits()).collect()
 }
 
 fn shape(bh: [usize; 3], seq: [usize; 2], d: usize, causal: bool) -> Shape {
@@ -106,6 +111,31 @@ fn attention_persistent_blocks_take_varlen_units_in_turn() {
     }
 }
 
+/// O at an odd offset in its buffer, so that no row is 16-byte aligned: the stores take O's
+/// rows an element at a time, with the same bits as the aligned stores' (D = 64 and, in two
+/// passes of its staging, D = 256).
+#[test]
+fn attention_stores_o_at_any_alignment() {
+    let mut rng = rng("attention_stores_o_at_any_alignment");
+    let x = Inputs::<bf16>::new(&mut rng, shape([1, 2, 1], [150, 200], 64, false));
+    let aligned = simulate::<bf16, 32, 64, false, 0>(&x, 1).unwrap();
+    let odd = simulate_at::<bf16, 32, 64, false, 0>(&x, 1, 2, 1).unwrap();
+    assert!(
+        bits(&odd.0) == bits(&aligned.0) && bits(&odd.1) == bits(&aligned.1),
+        "D = 64"
+    );
+    let x = Inputs::<f16>::new(&mut rng, shape([1, 1, 1], [70, 90], 256, true));
+    let aligned = simulate::<f16, 128, 32, true, 0>(&x, 2).unwrap();
+    let odd = simulate_at::<f16, 128, 32, true, 0>(&x, 2, 2, 3).unwrap();
+    assert!(
+        bits(&odd.0) == bits(&aligned.0) && bits(&odd.1) == bits(&aligned.1),
+        "D = 256"
+    );
+    let rows: Vec<usize> = (0..x.rows()).collect();
+    x.check(&odd.0, &odd.1, &rows, 64)
+        .expect("D = 256 within its bound");
+}
+
 #[test]
 fn attention_is_within_its_bound_d64() {
     let mut rng = rng("attention_is_within_its_bound_d64");
@@ -143,7 +173,6 @@ fn attention_is_within_its_bound_d96_d192_d256() {
 #[test]
 fn attention_gives_the_same_bits_under_every_schedule() {
     let mut rng = rng("attention_gives_the_same_bits_under_every_schedule");
-    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
     let x = Inputs::<bf16>::new(&mut rng, shape([1, 2, 1], [130, 260], 64, true));
     let first = simulate::<bf16, 32, 64, true, 0>(&x, 0).unwrap();
     for seed in [1, 7, 12345] {
@@ -199,4 +228,9 @@ fn each_broken_attention_is_caught() {
         .to_string();
     println!("BUG 5: {m}");
     assert!(m.contains("attention.rs:"), "Q refilled early: {m}");
+    let m = broken::<6>();
+    assert!(
+        m.contains("attention.rs:"),
+        "O copied out before the staging's writes: {m}"
+    );
 }

@@ -28,7 +28,7 @@
 
 use crate::elem::Rng;
 use crate::sim::{self, HostMem, Options, Sim, SimError, SimTensorMap};
-use layout_core::{FlatLayout, FlatTensor, SwizzleMode};
+use layout_core::{Engine, FlatLayout, FlatTensor, SwizzleMode};
 use tessel_gpu::attention::{query_rows, Attention, AttentionParams, PANEL};
 use tessel_gpu::ctx::Kernel;
 use tessel_gpu::mma::MmaIn;
@@ -414,6 +414,20 @@ pub fn simulate_on<I, const OV: usize, const SV: usize, const CAUSAL: bool, cons
 where
     I: MmaIn + Default,
 {
+    simulate_at::<I, OV, SV, CAUSAL, BUG>(x, seed, sms, 0)
+}
+
+/// As [`simulate_on`], O's tensor starting `o_offset` elements into its buffer (an odd offset
+/// leaves no row of O 16-byte aligned: the stores' element-by-element path).
+pub fn simulate_at<I, const OV: usize, const SV: usize, const CAUSAL: bool, const BUG: u8>(
+    x: &Inputs<I>,
+    seed: u64,
+    sms: i64,
+    o_offset: usize,
+) -> Result<(Vec<f32>, Vec<f32>), SimError>
+where
+    I: MmaIn + Default,
+{
     let sh = x.shape;
     assert!(sh.d == 2 * OV && sh.causal == CAUSAL, "the kernel's shape");
     let d = sh.d as i64;
@@ -428,7 +442,7 @@ where
         vec![0u32; cq.len()],
         vec![0u32; ck.len()],
     ];
-    let mut o = vec![I::from_f32(f32::NAN); q.len()];
+    let mut o = vec![I::from_f32(f32::NAN); o_offset + q.len()];
     let mut lse = vec![f32::NAN; x.rows()];
     let (mut wo, mut wl) = (vec![0u32; o.len()], vec![0u32; lse.len()]);
     let [rq, rk, rv, rcq, rck] = &mut reads;
@@ -456,7 +470,10 @@ where
         q: map(eq, false, query_rows(d)),
         k: map(ek, true, bn),
         v: map(ev, true, bn),
-        o: FlatTensor::new(eo, FlatLayout::new(qs, qd).expect("O's layout")),
+        o: FlatTensor::new(
+            eo.advance(o_offset as i64),
+            FlatLayout::new(qs, qd).expect("O's layout"),
+        ),
         lse: FlatTensor::new(
             el,
             FlatLayout::row_major(x.lse_shape()).expect("lse's layout"),
@@ -476,10 +493,10 @@ where
     sim::written_once(&mut wo);
     sim::written_once(&mut wl);
     assert!(
-        wo.iter().chain(&wl).all(|&w| w == 1),
-        "an element of O or of the log-sum-exp not written once"
+        wo[o_offset..].iter().chain(&wl).all(|&w| w == 1) && wo[..o_offset].iter().all(|&w| w == 0),
+        "an element of O or of the log-sum-exp not written once, or one before O written"
     );
-    Ok((o.iter().map(|v| v.to_f32()).collect(), lse))
+    Ok((o[o_offset..].iter().map(|v| v.to_f32()).collect(), lse))
 }
 
 /// `attention` on a GPU: the inputs uploaded, tensor maps of Q, K, V, O and the log-sum-exp
