@@ -194,6 +194,15 @@ atomic_rmw!(
     atomic_add_u32, u32, "add.u32"
 );
 atomic_rmw!(
+    /// `atomicAdd` of a `u32` at the GPU's scope, acquire-release (`atom.acq_rel.gpu.add.u32`):
+    /// this thread's accesses before it ordered before those after a later addition there.
+    atomic_add_acq_rel_u32, u32, "acq_rel.gpu.add.u32"
+);
+atomic_rmw!(
+    /// As [`atomic_add_acq_rel_u32`], of an `f32` (`atom.acq_rel.gpu.add.f32`).
+    atomic_add_acq_rel_f32, f32, "acq_rel.gpu.add.f32"
+);
+atomic_rmw!(
     /// `atomicMax` of a `u32` (`atom.max.u32`).
     atomic_max_u32, u32, "max.u32"
 );

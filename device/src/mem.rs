@@ -88,7 +88,7 @@ pub trait Mem<T: Copy>: Engine {
 /// inputs and `f32` output).
 pub trait Space: Copy + 'static {
     /// Global memory holding `T`s.
-    type Global<T: Copy>: Mem<T>;
+    type Global<T: Copy>: Mem<T> + Atomic<T>;
     /// The block's shared memory holding `T`s, filled from [`Space::Global`] by asynchronous
     /// copies and the copy engine.
     type Shared<T: Copy>: Mem<T> + AsyncCopy<Space = Self> + BulkCopy + Dsm + Ldmatrix + Recast;
@@ -162,6 +162,91 @@ pub trait Recast: AsyncCopy {
     /// granularity of the block's shared element type, so `V` is at least as wide.
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     fn recast<V: Copy>(&self) -> <Self::Space as Space>::Shared<V>;
+}
+
+/// An element that global memory adds to atomically ([`Atomic`]): `i32`, `u32`, `f32`.
+pub trait Atom: Copy {
+    /// `a + b` as the atomic addition computes it (integers wrap around; `f32` rounds to nearest).
+    fn sum(a: Self, b: Self) -> Self;
+    /// `atom.gpu.add` of `v` at `p` (relaxed, or with `ACQ_REL` acquire-release), returning
+    /// what `p` held.
+    ///
+    /// # Safety
+    /// `p` in global memory, aligned, valid for reads and writes.
+    #[cfg(target_arch = "nvptx64")]
+    unsafe fn atom_add<const ACQ_REL: bool>(p: *mut Self, v: Self) -> Self;
+}
+
+impl Atom for u32 {
+    fn sum(a: u32, b: u32) -> u32 {
+        a.wrapping_add(b)
+    }
+    #[cfg(target_arch = "nvptx64")]
+    #[inline(always)]
+    unsafe fn atom_add<const ACQ_REL: bool>(p: *mut u32, v: u32) -> u32 {
+        match ACQ_REL {
+            true => crate::device::atomic_add_acq_rel_u32(p, v),
+            false => crate::device::atomic_add_u32(p, v),
+        }
+    }
+}
+
+impl Atom for i32 {
+    fn sum(a: i32, b: i32) -> i32 {
+        a.wrapping_add(b)
+    }
+    /// The same addition as `u32`'s (two's complement).
+    #[cfg(target_arch = "nvptx64")]
+    #[inline(always)]
+    unsafe fn atom_add<const ACQ_REL: bool>(p: *mut i32, v: i32) -> i32 {
+        u32::atom_add::<ACQ_REL>(p as *mut u32, v as u32) as i32
+    }
+}
+
+impl Atom for f32 {
+    fn sum(a: f32, b: f32) -> f32 {
+        a + b
+    }
+    #[cfg(target_arch = "nvptx64")]
+    #[inline(always)]
+    unsafe fn atom_add<const ACQ_REL: bool>(p: *mut f32, v: f32) -> f32 {
+        match ACQ_REL {
+            true => crate::device::atomic_add_acq_rel_f32(p, v),
+            false => crate::device::atomic_add_f32(p, v),
+        }
+    }
+}
+
+/// Atomic additions at an engine's position in global memory: how the blocks of a launch share a
+/// counter (a persistent kernel's next unit of work, the blocks done with theirs).
+pub trait Atomic<T: Copy> {
+    /// Adds `v` to the element here in one indivisible step (`atom.gpu.add`, relaxed) and
+    /// returns what the element held before.
+    ///
+    /// Post-conditions: the additions of every thread of the launch to one element form one
+    /// order, each seeing the element as the one before left it (n additions of 1 to a counter
+    /// return `c, c + 1, ..., c + n - 1` in some order); nothing else is ordered by it. On the
+    /// simulated GPU the element is read and written at once (its blocks run in turn), the
+    /// access checked but not counted among the writes.
+    ///
+    /// # Safety
+    /// The element inside the tensor's memory, aligned; touched by other threads of the launch
+    /// only through atomic additions (or ordered by them).
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn atomic_add(&self, v: T) -> T
+    where
+        T: Atom;
+    /// [`Atomic::atomic_add`], acquire-release at the GPU's scope (`atom.acq_rel.gpu.add`):
+    /// what this thread accessed before it is ordered before what a thread whose acquiring
+    /// addition to the element comes later accesses after its own (the last of the blocks
+    /// counting themselves done sees every block's work).
+    ///
+    /// # Safety
+    /// As [`Atomic::atomic_add`].
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn atomic_add_acq_rel(&self, v: T) -> T
+    where
+        T: Atom;
 }
 
 /// The GPU's memory: [`Gmem`] and [`Smem`], device addresses. On the host they are only carried
@@ -492,6 +577,23 @@ mod device {
         }
     }
 
+    impl<T: Copy> Atomic<T> for Gmem<T> {
+        #[inline(always)]
+        unsafe fn atomic_add(&self, v: T) -> T
+        where
+            T: Atom,
+        {
+            T::atom_add::<false>(self.0, v)
+        }
+        #[inline(always)]
+        unsafe fn atomic_add_acq_rel(&self, v: T) -> T
+        where
+            T: Atom,
+        {
+            T::atom_add::<true>(self.0, v)
+        }
+    }
+
     impl<T: Copy> Mem<T> for Smem<T> {
         #[inline(always)]
         unsafe fn read(&self) -> T {
@@ -671,6 +773,20 @@ mod off_device {
 
     macro_rules! no_mem {
         ($e:ident) => {
+            impl<T: Copy> $crate::mem::Atomic<T> for $e<T> {
+                unsafe fn atomic_add(&self, _: T) -> T
+                where
+                    T: $crate::mem::Atom,
+                {
+                    no_device("an atomic addition")
+                }
+                unsafe fn atomic_add_acq_rel(&self, _: T) -> T
+                where
+                    T: $crate::mem::Atom,
+                {
+                    no_device("an atomic addition")
+                }
+            }
             impl<T: Copy> Mem<T> for $e<T> {
                 unsafe fn read(&self) -> T {
                     no_device("a read")

@@ -8,6 +8,7 @@
 use half::{bf16, f16};
 use host::checks::attention::{simulate, simulate_at, simulate_on, Inputs, Packing, Shape};
 use host::elem::Rng;
+use tessel_gpu::attention::{heads_together, unit_order};
 use tessel_gpu::mma::MmaIn;
 
 fn rng(test: &str) -> Rng {
@@ -162,9 +163,10 @@ fn attention_is_within_its_bound_d96_d192_d256() {
     within_tiles::<f16, 128, 32, false>(&mut rng, shape([1, 1, 1], [20, 70], 256, false), 15);
 }
 
-/// The same bits under every schedule of the simulated GPU's threads (the causal mask: a block
-/// per unit), and on 1 to 4 multiprocessors (the full mask's 8 units, 2 query tiles of 4 heads:
-/// persistent blocks taking 8, 4, 3 or 2 each).
+/// The same bits under every schedule of the simulated GPU's threads (the causal mask: the
+/// first block takes every unit from the counter, as the simulated GPU runs blocks in turn),
+/// and on 1 to 4 multiprocessors (the full mask's 8 units, 2 query tiles of 4 heads: persistent
+/// blocks taking 8, 4, 3 or 2 each).
 #[test]
 fn attention_gives_the_same_bits_under_every_schedule() {
     let mut rng = rng("attention_gives_the_same_bits_under_every_schedule");
@@ -180,6 +182,45 @@ fn attention_gives_the_same_bits_under_every_schedule() {
         let run = simulate_on::<bf16, 32, 64, false, 0>(&x, 3 + sms as u64, sms).unwrap();
         assert!(same_bits(&run, &first), "{sms} multiprocessors");
     }
+}
+
+/// The units' order: every (query tile, head) once, heads taken `g` together (the last group
+/// short), within a group the tiles in order.
+#[test]
+fn attention_units_cover_every_tile_once_in_groups_of_heads() {
+    for (q_tiles, heads, g) in [
+        (1, 1, 1),
+        (8, 256, 32),
+        (3, 7, 2),
+        (5, 10, 4),
+        (4, 3, 8),
+        (128, 16, 2),
+    ] {
+        let mut seen = vec![false; (q_tiles * heads) as usize];
+        let mut last = (-1, -1);
+        for u in 0..q_tiles * heads {
+            let (x, h) = unit_order(u, q_tiles, heads, g);
+            assert!(
+                (0..q_tiles).contains(&x) && (0..heads).contains(&h),
+                "{u}: ({x}, {h})"
+            );
+            let i = (h * q_tiles + x) as usize;
+            assert!(
+                !seen[i],
+                "({x}, {h}) twice, at unit {u} ({q_tiles} x {heads}, {g} together)"
+            );
+            seen[i] = true;
+            let group = (h / g, x);
+            assert!(
+                group >= last,
+                "unit {u}: ({x}, {h}) after {last:?} (group, tile)"
+            );
+            last = group;
+        }
+    }
+    assert_eq!(heads_together(1024, 128), 32);
+    assert_eq!(heads_together(16384, 128), 2);
+    assert_eq!(heads_together(1 << 20, 256), 1);
 }
 
 /// Broken copy `BUG` on a problem of three key tiles: the simulator's report, or the check's.
@@ -221,5 +262,16 @@ fn each_broken_attention_is_caught() {
     assert!(
         m.contains("attention.rs:"),
         "O copied out before the staging's writes: {m}"
+    );
+    // causal, two units on two blocks (run in turn): the first takes both, the counter left at
+    // them and a look past them by each block, two blocks done
+    let x = Inputs::<bf16>::new(&mut Rng::new(5), shape([1, 1, 1], [200, 200], 64, true));
+    let m = simulate::<bf16, 32, 64, true, 7>(&x, 5)
+        .expect_err("counters left set must be reported")
+        .to_string();
+    println!("BUG 7: {m}");
+    assert!(
+        m.contains("scheduler's counters at [4, 2]"),
+        "the counters not set back: {m}"
     );
 }

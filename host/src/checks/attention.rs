@@ -391,9 +391,9 @@ impl<I: MmaIn + Default> Inputs<I> {
 }
 
 /// `attention` (`BUG`: its broken copy) with `D = 2 OV`, key tiles of `2 SV` rows, the mask
-/// `CAUSAL`, on a simulated GPU of two multiprocessors (persistent blocks take several units
-/// each) under schedule `seed`: O and the log-sum-exp (laid out as [`Inputs::layout`] says).
-/// Panics where an input is written or an output element not written exactly once, or where the
+/// `CAUSAL`, on a simulated GPU of two multiprocessors under schedule `seed`: O and the
+/// log-sum-exp (laid out as [`Inputs::layout`] says); an error, too, where the launch left the
+/// scheduler's counters other than 0. Panics where an input is written or an output element not written exactly once, or where the
 /// shape is not the kernel's.
 pub fn simulate<I, const OV: usize, const SV: usize, const CAUSAL: bool, const BUG: u8>(
     x: &Inputs<I>,
@@ -442,12 +442,14 @@ where
         vec![0u32; cq.len()],
         vec![0u32; ck.len()],
     ];
+    // the scheduler's counters (the last block's resets counted as writes, its atomics not)
+    let (mut sched, mut ws) = (vec![0i32; 2], vec![0u32; 2]);
     let mut o = vec![I::from_f32(f32::NAN); o_offset + q.len()];
     let mut lse = vec![f32::NAN; x.rows()];
     let (mut wo, mut wl) = (vec![0u32; o.len()], vec![0u32; lse.len()]);
     let [rq, rk, rv, rcq, rck] = &mut reads;
     // SAFETY: every buffer outlives the launch and is reached only through these engines
-    let (eq, ek, ev, eo, el, ecq, eck) = unsafe {
+    let (eq, ek, ev, eo, el, ecq, eck, es) = unsafe {
         (
             HostMem::new(&mut q, rq),
             HostMem::new(&mut k, rk),
@@ -456,6 +458,7 @@ where
             HostMem::new(&mut lse, &mut wl).once(),
             HostMem::new(&mut cq, rcq),
             HostMem::new(&mut ck, rck),
+            HostMem::new(&mut sched, &mut ws),
         )
     };
     let bn = 2 * SV as i64;
@@ -479,6 +482,7 @@ where
             FlatLayout::row_major(x.lse_shape()).expect("lse's layout"),
         ),
         cu_seqlens: [cu_t(ecq, offsets[0]), cu_t(eck, offsets[1])],
+        sched: cu_t(es, 2),
         packed: cu.is_some(),
         heads: [sh.batch, sh.heads, sh.kv_heads].map(|v| v as i64),
         seq: [sh.seq_q as i64, sh.seq_k as i64],
@@ -489,6 +493,16 @@ where
     let p = K::<I, OV, SV, CAUSAL, BUG>::prepare::<Sim>(p).expect("the shape is the kernel's");
     let g = K::<I, OV, SV, CAUSAL, BUG>::geometry::<Sim>(&p, sms, 0);
     sim::launch::<K<I, OV, SV, CAUSAL, BUG>>(&p, g, Options { seed })?;
+    if sched != [0, 0] {
+        return Err(SimError {
+            block: [g.grid[0] - 1, 0],
+            seed,
+            message: format!(
+                "the launch left the scheduler's counters at {sched:?}, not 0: the next launch \
+                 would start past its units"
+            ),
+        });
+    }
     assert!(reads.iter().flatten().all(|&r| r == 0), "an input written");
     sim::written_once(&mut wo);
     sim::written_once(&mut wl);
@@ -506,6 +520,7 @@ pub struct OnGpu<I: crate::elem::Elem> {
     _inputs: [crate::runtime::gpu::DeviceTensor<I>; 3],
     _maps: [crate::runtime::tma::TensorMap<4>; 3],
     _cu: [crate::runtime::gpu::DeviceTensor<i32>; 2],
+    sched: crate::runtime::gpu::DeviceTensor<i32>,
     o: crate::runtime::gpu::DeviceTensor<I>,
     lse: crate::runtime::gpu::DeviceTensor<f32>,
     /// The launch's parameters.
@@ -557,6 +572,7 @@ impl<I: MmaIn + Default + crate::runtime::tma::TmaElem> OnGpu<I> {
             )
         };
         let cus = [one(&cq)?, one(&ck)?];
+        let sched = one(&[0, 0])?;
         let params = AttentionParams {
             q: map(0),
             k: map(1),
@@ -564,6 +580,7 @@ impl<I: MmaIn + Default + crate::runtime::tma::TmaElem> OnGpu<I> {
             o: o.param("o")?,
             lse: lse.param("lse")?,
             cu_seqlens: [cus[0].param("cu_seqlens_q")?, cus[1].param("cu_seqlens_k")?],
+            sched: sched.param("sched")?,
             packed: cu.is_some(),
             heads: [sh.batch, sh.heads, sh.kv_heads].map(|v| v as i64),
             seq: [sh.seq_q as i64, sh.seq_k as i64],
@@ -573,17 +590,33 @@ impl<I: MmaIn + Default + crate::runtime::tma::TmaElem> OnGpu<I> {
             _inputs: [q, k, v],
             _maps: maps,
             _cu: cus,
+            sched,
             o,
             lse,
             params,
         })
     }
 
-    /// O (as `f32`) and the log-sum-exp, copied back.
+    /// O and the log-sum-exp poisoned with NaN again (before a launch whose outputs are to be
+    /// its own).
+    pub fn poison(&mut self, g: &crate::runtime::gpu::Gpu) -> crate::runtime::gpu::Result<()> {
+        let (no, nl) = (self.o.len(), self.lse.len());
+        g.write_buffer(&mut self.o, &vec![I::from_f32(f32::NAN); no])?;
+        g.write_buffer(&mut self.lse, &vec![f32::NAN; nl])
+    }
+
+    /// O (as `f32`) and the log-sum-exp, copied back; an error where the launches left the
+    /// scheduler's counters other than 0 (the next launch would skip units).
     pub fn outputs(
         &self,
         g: &crate::runtime::gpu::Gpu,
     ) -> crate::runtime::gpu::Result<(Vec<f32>, Vec<f32>)> {
+        let sched = g.download(&self.sched)?;
+        if sched != [0, 0] {
+            return Err(crate::runtime::gpu::GpuError::Invalid(format!(
+                "attention left its scheduler's counters at {sched:?}, not 0"
+            )));
+        }
         let o = g.download(&self.o)?;
         Ok((
             o.iter().map(|v| v.to_f32()).collect(),

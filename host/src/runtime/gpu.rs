@@ -568,7 +568,7 @@ impl Gpu {
         self.upload(&vec![fill; layout.cosize() as usize], layout)
     }
     /// The tensor's buffer, copied to the host (waits for the stream).
-    pub fn download<T: Elem>(&self, t: &DeviceTensor<T>) -> Result<Vec<T>> {
+    pub fn download<T: DeviceRepr + Copy>(&self, t: &DeviceTensor<T>) -> Result<Vec<T>> {
         self.stream
             .clone_dtoh(&t.buf)
             .ctx(|| "copy to the host".into())

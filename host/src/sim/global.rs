@@ -5,7 +5,7 @@
 use super::block::{current, fault, span, Site};
 use layout_core::Engine;
 use std::panic::Location;
-use tessel_gpu::mem::{Mem, V4};
+use tessel_gpu::mem::{Atom, Atomic, Mem, V4};
 
 /// Who wrote elements of outputs written once ([`HostMem::once`]): each element's word in its
 /// buffer of counts holds `1 +` the index of its writer here until the launch ends.
@@ -233,5 +233,26 @@ impl<T: Copy> Mem<T> for HostMem<T> {
         let i = self.check_v4("vector write");
         std::ptr::copy_nonoverlapping(v.0.as_ptr() as *const u8, self.data.add(i) as *mut u8, 16);
         self.wrote(i, 16 / std::mem::size_of::<T>());
+    }
+}
+
+impl<T: Copy> Atomic<T> for HostMem<T> {
+    /// Read and written at once (a launch's blocks run in turn, its threads one at a time), the
+    /// access checked, not counted among the writes.
+    unsafe fn atomic_add(&self, v: T) -> T
+    where
+        T: Atom,
+    {
+        let i = self.check(1, "atomic addition");
+        let old = *self.data.add(i);
+        *self.data.add(i) = T::sum(old, v);
+        old
+    }
+    /// As [`HostMem::atomic_add`]: one thread runs at a time, in its program's order.
+    unsafe fn atomic_add_acq_rel(&self, v: T) -> T
+    where
+        T: Atom,
+    {
+        self.atomic_add(v)
     }
 }
