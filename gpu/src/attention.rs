@@ -102,8 +102,10 @@ pub const fn heads_together(sk: i64, d: i64) -> i64 {
     if sk <= 0 || d <= 0 || sk > L2_SHARE / (4 * d) {
         return 1;
     }
-    // a 32-bit division (both within 2^24)
-    let g = (L2_SHARE as u32 / (4 * sk * d) as u32) as i64;
+    // a 32-bit division (both within 2^24; the divisor at least 1 for the compiler too: no
+    // division's panic path in the kernel)
+    let per_head = (4 * sk * d) as u32;
+    let g = (L2_SHARE as u32 / if per_head > 0 { per_head } else { 1 }) as i64;
     if g > 1 {
         g
     } else {
@@ -118,7 +120,8 @@ pub const fn heads_together(sk: i64, d: i64) -> i64 {
 /// head)` of `0..q_tiles` and `0..heads` comes once; `x` never decreases within a group of
 /// heads, nor the group as `u` grows. In 32 bits (the kernel's producer has 40 registers).
 pub const fn unit_order(u: i32, q_tiles: i32, heads: i32, g: i32) -> (i32, i32) {
-    let per_group = g * q_tiles;
+    // (divisors at least 1 for the compiler too: no division's panic path in the kernel)
+    let per_group = if g * q_tiles > 0 { g * q_tiles } else { 1 };
     // the group's first head, its heads (the last group may have fewer), the unit in it
     let (first, x) = (u / per_group * g, u % per_group);
     let n = if heads - first < g { heads - first } else { g };
