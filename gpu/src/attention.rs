@@ -44,7 +44,7 @@
 //! the copy engine's zeros (or, packed, the next sequence's rows), which the mask gives
 //! probability 0; query rows past a sequence's are computed and not stored. `CAUSAL`: key `j` is
 //! seen by query `i` where `j <= i` (torch's `is_causal`, the
-//! top-left diagonal), and each head's longest (last) query tiles are taken first.
+//! top-left diagonal), and the longest (last) query tiles of each group of heads are taken first.
 
 use crate::ctx::{Ctx, Geometry, Kernel};
 use crate::gemm::fresh;
