@@ -164,7 +164,7 @@ fn attention(c: &mut Criterion, g: &Gpu, rng: &mut Rng) {
                 causal,
             };
             let x = Inputs::<bf16>::new(rng, s);
-            let run = OnGpu::new(g, &x, host::jobs::attention::key_tile(d) as i64).unwrap();
+            let run = OnGpu::new(g, &x, host::jobs::attention::key_tile(&s) as i64).unwrap();
             let p = run.params;
             group.throughput(Throughput::Elements((s.flops() / 2.0) as u64));
             let name = format!("d{d}_{}", if causal { "causal" } else { "full" });

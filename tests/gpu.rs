@@ -733,7 +733,7 @@ fn attention_packed_on<I, K>(
 {
     use host::checks::attention::{Inputs, OnGpu};
     let x = Inputs::<I>::packed(rng, shape, packing);
-    let bn = host::jobs::attention::key_tile(shape.d);
+    let bn = host::jobs::attention::key_tile(&shape);
     let run = OnGpu::new(g, &x, bn as i64).unwrap();
     module.launch::<K>(run.params).unwrap();
     let (o, lse) = run.outputs(g).unwrap();

@@ -291,7 +291,7 @@ fn sm90a_entries_and_their_directives() {
                 "{k}: {header}"
             );
         } else if k.starts_with("attention_") {
-            // attention_{type}_d{D}[_causal]: a producer and consumers(D) warpgroups
+            // attention_{type}_d{D}[_causal, _long]: a producer and consumers(D) warpgroups
             let d: i64 = k
                 .split("_d")
                 .nth(1)

@@ -39,8 +39,9 @@
 //! Head dimensions `D` of 64, 96, 128, 192 and 256: Q, K, V are read through rank-4 tensor maps
 //! with boxes of `1 x 1 x rows x 64` (the 128-byte swizzle), a tile in shared memory as whole
 //! panels of 64 columns (at `D = 96` the second panel's last 32 columns are the copy engine's
-//! zeros past the tensor, which no wgmma reads); key tiles of 128 rows up to `D = 128`, of 64
-//! past it (the stages then fit in shared memory). A tile that runs past a sequence's keys reads
+//! zeros past the tensor, which no wgmma reads); key tiles of 128 rows up to `D = 128` (176 at
+//! `D = 128` without the mask from [`LONG_KEYS`] keys on), of 64 past it (the stages then fit in
+//! shared memory). A tile that runs past a sequence's keys reads
 //! the copy engine's zeros (or, packed, the next sequence's rows), which the mask gives
 //! probability 0; query rows past a sequence's are computed and not stored. `CAUSAL`: key `j` is
 //! seen by query `i` where `j <= i` (torch's `is_causal`, the
@@ -83,15 +84,25 @@ pub const fn query_rows(d: i64) -> i64 {
     WG_ROWS * consumers(d)
 }
 
-/// Key rows per tile of the kernels at head dimension `d` (their `BN`, the registry's): 128 up to
-/// `d = 128`, 64 past it (a block's shared memory then holds Q and two stages of K and V).
-pub const fn key_rows(d: i64) -> i64 {
-    if d <= 128 {
+/// Key rows per tile of the kernel at head dimension `d`, mask `causal` and `sk` keys (its `BN`,
+/// the registry's): 128 up to `d = 128`, 64 past it (a block's shared memory then holds Q and two
+/// stages of K and V); 176 at `d = 128` without the mask from [`LONG_KEYS`] keys on
+/// (FlashAttention-3's tile: a tile's fixed costs, its waits, the rescaling of O, the row
+/// maxima's reductions, spread over 11 k-blocks of `P V` rather than 8; measured +4% at 8k and
+/// +7% at 16k keys, but -6% at 1k, where 176 does not divide the keys and the staging of O
+/// takes two passes).
+pub const fn key_rows(d: i64, causal: bool, sk: i64) -> i64 {
+    if d == 128 && !causal && sk >= LONG_KEYS {
+        176
+    } else if d <= 128 {
         128
     } else {
         64
     }
 }
+
+/// Keys from which the `d = 128` kernel without the mask takes tiles of 176 rows ([`key_rows`]).
+pub const LONG_KEYS: i64 = 4096;
 /// Bytes of keys and values that the units at work at once should share in L2: about a third of
 /// the H100's 50 MiB and a quarter of the H200's 60 MiB.
 pub const L2_SHARE: i64 = 16 << 20;
@@ -330,8 +341,8 @@ impl Slot {
 }
 
 /// The kernel, inputs and output `I`, head dimension `D = 2 OV` (64, 96, 128, 192 or 256), key
-/// tiles of `BN = 2 SV` rows (64 or 128; the block's shared memory within [`SMEM_LIMIT`]: 64 for
-/// `D` past 128), `CAUSAL` the mask; `BUG` a broken copy for the simulated GPU's tests
+/// tiles of `BN = 2 SV` rows (64, 128 or 176, [`key_rows`]; the block's shared memory within
+/// [`SMEM_LIMIT`]: 64 for `D` past 128), `CAUSAL` the mask; `BUG` a broken copy for the simulated GPU's tests
 /// (0: none): 1 releases a stage before the wgmmas that read it have completed, 2 refills a
 /// stage without waiting for its release, 3 leaves out the fence before `P V`, 4 reads `S`
 /// without waiting for its wgmmas, 5 loads the next unit's Q without waiting for its release,
@@ -452,11 +463,12 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
         wg: i64,
         t: i64,
     ) {
-        // where registers are short (D = 64's 160 a thread, D = 256's 128 accumulators), the
-        // thread's index as a value of this unit's: else LLVM computes the addresses below once
-        // before the unit loop and keeps them (ptxas spilled them); elsewhere it may (measured
-        // faster at D = 128)
-        let fresh_t = Self::D == 64 || Self::D == 256;
+        // where registers are short (D = 64's 160 a thread; the accumulators of D = 256, and of
+        // D = 128 with key tiles of 176, where O is staged in two passes), the thread's index as
+        // a value of this unit's: else LLVM computes the addresses below once before the unit
+        // loop and keeps them (ptxas spilled them); elsewhere it may (measured faster at D = 128
+        // with key tiles of 128)
+        let fresh_t = Self::D == 64 || Self::EC < Self::DP;
         let (ec, t) = (Self::EC, if fresh_t { fresh(t as i32) as i64 } else { t });
         let r0 = 16 * (t / 32) + t % 32 / 4;
         let wg_bar = || named_barrier(1 + wg as u32, 128);
@@ -499,9 +511,9 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
 
     const SHAPES: () = assert!(
         matches!(Self::D, 64 | 96 | 128 | 192 | 256)
-            && (Self::BN == 64 || Self::BN == 128)
+            && matches!(Self::BN, 64 | 128 | 176)
             && smem_bytes(Self::D, Self::BN) <= SMEM_LIMIT,
-        "attention: D of 64, 96, 128, 192 or 256, BN of 64 or 128, within the shared memory"
+        "attention: D of 64, 96, 128, 192 or 256, BN of 64, 128 or 176, within the shared memory"
     );
 }
 
@@ -731,19 +743,21 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
                 let (bn32, r032) = (bn as i32, r0 as i32);
                 let col0 = bn32 * j + 2 * (t % 4) as i32;
                 if bn32 * (j + 1) > sk || (CAUSAL && bn32 * (j + 1) > row0 - r032 + 1) {
-                    unroll!(g < SV / 4 => {
-                        unroll!(e < 4 => {
-                            let (col, row) = (col0 + 8 * g as i32 + e as i32 % 2, row0 + 8 * (e as i32 / 2));
+                    // accumulator i: column 8 (i / 4) + i % 2 of the thread's, row 8 (i % 4 / 2)
+                    unroll!(g < SV / 8 => {
+                        unroll!(e < 8 => {
+                            let i = 8 * g + e;
+                            let (col, row) = (col0 + 8 * (i / 4) as i32 + (i % 2) as i32, row0 + 8 * (e % 4 / 2) as i32);
                             if col >= sk || (CAUSAL && col > row) {
-                                sc[4 * g + e] = f32::NEG_INFINITY;
+                                sc[i] = f32::NEG_INFINITY;
                             }
                         });
                     });
                 }
                 // the rows' new maxima, and the factor the old sums and outputs scale by
                 let mut mx = m;
-                unroll!(g < SV / 4 => {
-                    unroll!(e < 4 => { mx[e / 2] = mx[e / 2].max(sc[4 * g + e]) });
+                unroll!(g < SV / 8 => {
+                    unroll!(e < 8 => { mx[e % 4 / 2] = mx[e % 4 / 2].max(sc[8 * g + e]) });
                 });
                 let mut base = [0f32; 2];
                 let mut alpha = [0f32; 2];
@@ -759,11 +773,12 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
                     unroll!(e < 16 => { o[16 * g + e] *= alpha[e % 4 / 2] });
                 });
                 // P, its row sums, and P V: k-block kb of P is accumulators 8 kb .. 8 kb + 8
-                unroll!(g < SV / 4 => {
-                    unroll!(e < 4 => {
-                        let x = exp2_approx(crate::math::fma(sc[4 * g + e], scale2, -base[e / 2]));
-                        sc[4 * g + e] = x;
-                        l[e / 2] += x;
+                unroll!(g < SV / 8 => {
+                    unroll!(e < 8 => {
+                        let (i, r) = (8 * g + e, e % 4 / 2);
+                        let x = exp2_approx(crate::math::fma(sc[i], scale2, -base[r]));
+                        sc[i] = x;
+                        l[r] += x;
                     });
                 });
                 if BUG != 3 {

@@ -205,16 +205,19 @@ pub mod gemms {
 pub use gemms::KERNELS as GEMM_KERNELS;
 
 /// `attention`'s entry points (wgmma and the copy engine: sm_90a PTX only), by input type,
-/// head dimension and mask (key tiles of 128 rows up to `D = 128`, of 64 past it).
+/// head dimension and mask (key tiles of 128 rows up to `D = 128`, of 64 past it; `_long`: of 176
+/// at `D = 128` without the mask, for [`crate::attention::LONG_KEYS`] keys and more).
 pub mod attentions {
     use half::{bf16, f16};
     tessel_device::kernels! { #[cfg(target_feature = "sm_90a")]
         attention_bf16_d64 => crate::attention::Attention<bf16, 32, 64, false>,
         attention_bf16_d64_causal => crate::attention::Attention<bf16, 32, 64, true>,
         attention_bf16_d128 => crate::attention::Attention<bf16, 64, 64, false>,
+        attention_bf16_d128_long => crate::attention::Attention<bf16, 64, 88, false>,
         attention_bf16_d128_causal => crate::attention::Attention<bf16, 64, 64, true>,
         attention_f16_d64 => crate::attention::Attention<f16, 32, 64, false>,
         attention_f16_d128 => crate::attention::Attention<f16, 64, 64, false>,
+        attention_f16_d128_long => crate::attention::Attention<f16, 64, 88, false>,
         attention_f16_d64_causal => crate::attention::Attention<f16, 32, 64, true>,
         attention_f16_d128_causal => crate::attention::Attention<f16, 64, 64, true>,
         attention_bf16_d96 => crate::attention::Attention<bf16, 48, 64, false>,
@@ -234,9 +237,11 @@ pub mod attentions {
         attention_bf16_d64 => crate::attention::Attention::<half::bf16, 32, 64, false>::THREADS,
         attention_bf16_d64_causal => crate::attention::Attention::<half::bf16, 32, 64, true>::THREADS,
         attention_bf16_d128 => crate::attention::Attention::<half::bf16, 64, 64, false>::THREADS,
+        attention_bf16_d128_long => crate::attention::Attention::<half::bf16, 64, 88, false>::THREADS,
         attention_bf16_d128_causal => crate::attention::Attention::<half::bf16, 64, 64, true>::THREADS,
         attention_f16_d64 => crate::attention::Attention::<half::f16, 32, 64, false>::THREADS,
         attention_f16_d128 => crate::attention::Attention::<half::f16, 64, 64, false>::THREADS,
+        attention_f16_d128_long => crate::attention::Attention::<half::f16, 64, 88, false>::THREADS,
         attention_f16_d64_causal => crate::attention::Attention::<half::f16, 32, 64, true>::THREADS,
         attention_f16_d128_causal => crate::attention::Attention::<half::f16, 64, 64, true>::THREADS,
         attention_bf16_d96 => crate::attention::Attention::<half::bf16, 48, 64, false>::THREADS,

@@ -151,6 +151,31 @@ fn attention_is_within_its_bound_d128() {
     within::<bf16, 64, true>(&mut rng, shape([1, 1, 1], [257, 257], 128, true), 9);
 }
 
+/// D = 128 without the mask in key tiles of 176 rows (the long sequences' kernel): one tile
+/// short of its keys, several with the last one ragged, ragged packed lengths over persistent
+/// blocks on 1 and 3 multiprocessors (O staged in two passes of 64 columns).
+#[test]
+fn attention_is_within_its_bound_d128_tiles_of_176() {
+    let mut rng = rng("attention_is_within_its_bound_d128_tiles_of_176");
+    within_tiles::<bf16, 64, 88, false>(&mut rng, shape([1, 1, 1], [64, 100], 128, false), 16);
+    within_tiles::<f16, 64, 88, false>(&mut rng, shape([1, 2, 1], [150, 400], 128, false), 17);
+    let lens = vec![[300, 530], [1, 17], [129, 176], [64, 0]];
+    let x = Inputs::<bf16>::packed(
+        &mut rng,
+        shape([4, 2, 1], [300, 530], 128, false),
+        Packing::Varlen(lens),
+    );
+    let rows: Vec<usize> = (0..x.rows()).collect();
+    for sms in [1, 3] {
+        let (o, lse) = simulate_on::<bf16, 64, 88, false, 0>(&x, 18 + sms as u64, sms)
+            .unwrap_or_else(|e| panic!("{sms} multiprocessors: {e}"));
+        let worst = x
+            .check(&o, &lse, &rows, 176)
+            .unwrap_or_else(|e| panic!("{sms}: {e}"));
+        println!("{sms} multiprocessors: worst error {worst:.3} of its bound");
+    }
+}
+
 /// D = 96 (its second panel half the copy engine's zeros), 192 and 256 (key tiles of 64 rows).
 #[test]
 fn attention_is_within_its_bound_d96_d192_d256() {

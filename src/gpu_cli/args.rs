@@ -95,7 +95,8 @@ pub enum Kernel {
     Axpby,
     /// `gemm_{bf16,f16}_{in,f32}` (tensor cores)
     Gemm,
-    /// `attention_{bf16,f16}_d{64,96,128,192,256}[_causal]` (the FlashAttention forward; sm_90a)
+    /// `attention_{bf16,f16}_d{64,96,128,192,256}[_causal]`, `attention_{bf16,f16}_d128_long` (the
+    /// FlashAttention forward; sm_90a)
     Attention,
     /// every kernel
     All,
@@ -459,12 +460,15 @@ impl Job {
                 d.name(),
                 if p.split == Split::K { "f32" } else { d.name() }
             )],
-            Job::Attention(d, s, causal, _) => vec![format!(
-                "attention_{}_d{}{}",
-                d.name(),
-                s[5],
-                if *causal { "_causal" } else { "" }
-            )],
+            Job::Attention(d, sizes, causal, _) => {
+                let s = host::checks::attention::Shape::of(*sizes, *causal);
+                use host::jobs::attention::entry_name;
+                vec![match d {
+                    GemmDtype::Bf16 => entry_name::<half::bf16>(&s),
+                    GemmDtype::F16 => entry_name::<half::f16>(&s),
+                }
+                .to_string()]
+            }
         }
     }
     /// What the check is, for a line that says it could not run.
@@ -643,15 +647,8 @@ pub(super) fn plan(a: &RunArgs) -> Result<Vec<Job>, Usage> {
             .map(|d| Job::Axpby(d, s[0], s[1]))
             .collect(),
         Kernel::Attention => {
-            let shape = host::checks::attention::Shape {
-                batch: s[0],
-                heads: s[1],
-                kv_heads: s[2],
-                seq_q: s[3],
-                seq_k: s[4],
-                d: s[5],
-                causal: false,
-            };
+            let sizes = [s[0], s[1], s[2], s[3], s[4], s[5]];
+            let shape = host::checks::attention::Shape::of(sizes, false);
             if let Some(why) = host::jobs::attention::refuse(&shape) {
                 return invalid(why);
             }
@@ -663,7 +660,6 @@ pub(super) fn plan(a: &RunArgs) -> Result<Vec<Job>, Usage> {
                 Some(DtypeArg::All) => vec![GemmDtype::Bf16, GemmDtype::F16],
                 Some(DtypeArg::Bf16) | None => vec![GemmDtype::Bf16],
             };
-            let sizes = [s[0], s[1], s[2], s[3], s[4], s[5]];
             let mut jobs = vec![];
             for d in types {
                 for causal in [false, true] {
@@ -814,6 +810,8 @@ pub(super) fn everything() -> Vec<Job> {
             ([1, 2, 1, 150, 129, 256], Arrangement::SeqFirst),
             ([4, 4, 2, 300, 400, 64], Arrangement::Varlen),
             ([3, 2, 1, 257, 200, 128], Arrangement::Varlen),
+            // the first sequence's keys past LONG_KEYS: the full mask's key tiles of 176 rows
+            ([3, 4, 2, 700, 4500, 128], Arrangement::Varlen),
             ([3, 2, 2, 130, 140, 192], Arrangement::Varlen),
         ] {
             for causal in [false, true] {

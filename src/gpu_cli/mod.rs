@@ -238,7 +238,7 @@ mod tests {
                 .map(|&w| Job::Rmsnorm(RmsDtype::F32, 14, 4096, Some(w)))
                 .collect())
         );
-        assert_eq!(plan_of(&["all", "--seed", "3"]).map(|p| p.len()), Ok(216));
+        assert_eq!(plan_of(&["all", "--seed", "3"]).map(|p| p.len()), Ok(220));
         assert_eq!(
             plan_of(&["rmsnorm", "6", "64", "--gpus", "2", "--dtype", "bf16"]),
             Ok(vec![Job::Sharded(RmsDtype::Bf16, 6, 64, None, 2)])

@@ -68,16 +68,8 @@ pub(super) fn check(
             }
             Job::Rmsnorm(RmsDtype::F32, r, c, w) => rms::<f32>(gpu, tuned, (r, c, w), rng),
             Job::Rmsnorm(RmsDtype::Bf16, r, c, w) => rms::<bf16>(gpu, tuned, (r, c, w), rng),
-            Job::Attention(d, [b, h, hkv, sq, sk, dh], causal, a) => {
-                let shape = host::checks::attention::Shape {
-                    batch: b,
-                    heads: h,
-                    kv_heads: hkv,
-                    seq_q: sq,
-                    seq_k: sk,
-                    d: dh,
-                    causal,
-                };
+            Job::Attention(d, sizes, causal, a) => {
+                let shape = host::checks::attention::Shape::of(sizes, causal);
                 use host::jobs::attention::run_attention;
                 match d {
                     GemmDtype::Bf16 => run_attention::<bf16>(gpu, shape, a, rng),

@@ -53,6 +53,19 @@ pub struct Shape {
 }
 
 impl Shape {
+    /// `[B, H, Hkv, Sq, Sk, D]` (the order `tessel run attention` takes them in) under the mask
+    /// `causal`.
+    pub const fn of([batch, heads, kv_heads, seq_q, seq_k, d]: [usize; 6], causal: bool) -> Self {
+        Shape {
+            batch,
+            heads,
+            kv_heads,
+            seq_q,
+            seq_k,
+            d,
+            causal,
+        }
+    }
     /// Query rows in all: `B H Sq`.
     pub fn rows(&self) -> usize {
         self.batch * self.heads * self.seq_q

@@ -29,10 +29,15 @@ pub use crate::jobs::gemm::{FULL_REFERENCE, HOST_EXECUTION};
 /// The head dimensions `attention` has kernels for.
 pub const HEAD_DIMS: [usize; 5] = [64, 96, 128, 192, 256];
 
-/// Key rows per tile of the kernel [`AttentionIn::by_shape`] runs at head dimension `d`
+/// Key rows per tile of the kernel [`AttentionIn::by_shape`] runs at shape `s`
 /// (tessel_gpu::attention::key_rows).
-pub const fn key_tile(d: usize) -> usize {
-    tessel_gpu::attention::key_rows(d as i64) as usize
+pub const fn key_tile(s: &Shape) -> usize {
+    tessel_gpu::attention::key_rows(s.d as i64, s.causal, s.seq_k as i64) as usize
+}
+
+/// The entry [`AttentionIn::by_shape`] runs at shape `s` for inputs `I`.
+pub fn entry_name<I: AttentionIn>(s: &Shape) -> &'static str {
+    I::by_shape(s, EntryName)
 }
 
 /// The attention problem's multiply-adds, `B H Sq Sk D` (the mask not counted).
@@ -164,7 +169,7 @@ pub fn run_attention<I: AttentionIn>(
         let all: Vec<usize> = (0..x.rows()).collect();
         match I::by_shape(&s, Sim { x: &x, seed }) {
             Ok((o, lse)) => {
-                match x.check(&o, &lse, &all, key_tile(s.d)) {
+                match x.check(&o, &lse, &all, key_tile(&s)) {
                     Ok(w) => say(true, format!("{who}: O and the log-sum-exp written once, no race; every row within {w:.2} of its bound")),
                     Err(e) => say(false, format!("{who}: {e}")),
                 }
@@ -183,7 +188,7 @@ pub fn run_attention<I: AttentionIn>(
     } else {
         format!("{} sampled rows", rows.len())
     };
-    match x.check(&o, &lse, &rows, key_tile(s.d)) {
+    match x.check(&o, &lse, &rows, key_tile(&s)) {
         Ok(w) => say(
             true,
             format!("GPU vs the f64 reference ({which}): within {w:.2} of the bound"),
@@ -324,6 +329,19 @@ pub trait Runner<I: MmaIn + Default + TmaElem> {
         K: Entry<Params<Device> = GpuParams<I>>;
 }
 
+/// The entry's name.
+struct EntryName;
+
+impl<I: MmaIn + Default + TmaElem> Runner<I> for EntryName {
+    type Out = &'static str;
+    fn run<K, const OV: usize, const SV: usize, const CAUSAL: bool>(self) -> Self::Out
+    where
+        K: Entry<Params<Device> = GpuParams<I>>,
+    {
+        K::NAME
+    }
+}
+
 /// On the simulated GPU, under schedule `seed`.
 struct Sim<'a, I> {
     x: &'a Inputs<I>,
@@ -388,8 +406,12 @@ macro_rules! attention_in {
     ($($t:ty),*) => {$(
         impl AttentionIn for $t {
             fn by_shape<R: Runner<Self>>(s: &Shape, r: R) -> R::Out {
-                // key tiles of 128 rows up to D = 128, of 64 past it (the shared memory)
+                // key tiles of 128 rows up to D = 128, of 64 past it (the shared memory), of
+                // 176 at D = 128 without the mask for long sequences (`key_tile`)
                 match (s.d, s.causal) {
+                    (128, false) if key_tile(s) == 176 => {
+                        r.run::<Attention<$t, 64, 88, false>, 64, 88, false>()
+                    }
                     (64, false) => r.run::<Attention<$t, 32, 64, false>, 32, 64, false>(),
                     (64, true) => r.run::<Attention<$t, 32, 64, true>, 32, 64, true>(),
                     (96, false) => r.run::<Attention<$t, 48, 64, false>, 48, 64, false>(),
@@ -426,24 +448,47 @@ mod tests {
 
     #[test]
     fn each_head_dimension_has_its_kernel_and_key_tile() {
-        let shape = |d, causal| Shape {
+        let shape = |d, causal, seq_k| Shape {
             batch: 1,
             heads: 2,
             kv_heads: 1,
             seq_q: 3,
-            seq_k: 5,
+            seq_k,
             d,
             causal,
         };
         for d in HEAD_DIMS {
             for causal in [false, true] {
-                let s = shape(d, causal);
-                assert_eq!(refuse(&s), None, "D = {d}");
-                let bf = <half::bf16 as AttentionIn>::by_shape(&s, KeyTile);
-                let f = <half::f16 as AttentionIn>::by_shape(&s, KeyTile);
-                assert_eq!((bf, f), ((d, key_tile(d)), (d, key_tile(d))), "D = {d}");
+                for sk in [5, 4095, 4096, 20000] {
+                    let s = shape(d, causal, sk);
+                    assert_eq!(refuse(&s), None, "D = {d}");
+                    let bf = <half::bf16 as AttentionIn>::by_shape(&s, KeyTile);
+                    let f = <half::f16 as AttentionIn>::by_shape(&s, KeyTile);
+                    let want = (d, key_tile(&s));
+                    assert_eq!((bf, f), (want, want), "{s:?}");
+                    let long = d == 128 && !causal && sk >= 4096;
+                    assert_eq!(
+                        key_tile(&s),
+                        if long {
+                            176
+                        } else if d <= 128 {
+                            128
+                        } else {
+                            64
+                        }
+                    );
+                    let name = entry_name::<half::f16>(&s);
+                    let tail = if causal {
+                        "_causal"
+                    } else if long {
+                        "_long"
+                    } else {
+                        ""
+                    };
+                    assert_eq!(name, format!("attention_f16_d{d}{tail}"));
+                }
             }
         }
-        assert!(refuse(&shape(80, false)).is_some_and(|w| w.contains("D = 80")));
+        assert!(refuse(&shape(80, false, 5)).is_some_and(|w| w.contains("D = 80")));
     }
 }
