@@ -62,6 +62,25 @@ fn checked<I: MmaIn + Default, const OV: usize, const SV: usize, const C: bool>(
     println!("{s:?} {p:?}: worst error {worst:.3} of its bound");
 }
 
+/// Every row of the simulated kernel (the full mask, key tiles of `2 SV` rows) on `x` within its
+/// bound, with `sms` multiprocessors each (persistent blocks taking their units in turn), under
+/// schedule `seed + sms`.
+fn on_multiprocessors<I: MmaIn + Default, const OV: usize, const SV: usize>(
+    x: &Inputs<I>,
+    seed: u64,
+    sms: &[i64],
+) {
+    let rows: Vec<usize> = (0..x.rows()).collect();
+    for &sms in sms {
+        let (o, lse) = simulate_on::<I, OV, SV, false, 0>(x, seed + sms as u64, sms)
+            .unwrap_or_else(|e| panic!("{sms} multiprocessors: {e}"));
+        let worst = x
+            .check(&o, &lse, &rows, 2 * SV)
+            .unwrap_or_else(|e| panic!("{sms}: {e}"));
+        println!("{sms} multiprocessors: worst error {worst:.3} of its bound");
+    }
+}
+
 /// FlashAttention's `(B, S, H, D)` (strides the copy engine's maps and O's stores take as
 /// given) and variable lengths packed `(total, H, D)`: ragged, a sequence of one query, one of
 /// no keys (O of 0, the log-sum-exp +inf), query and key lengths apart, GQA, both masks.
@@ -102,15 +121,7 @@ fn attention_persistent_blocks_take_varlen_units_in_turn() {
         shape([5, 2, 1], [400, 300], 64, false),
         Packing::Varlen(lens),
     );
-    let rows: Vec<usize> = (0..x.rows()).collect();
-    for sms in [1, 3] {
-        let (o, lse) = simulate_on::<bf16, 32, 64, false, 0>(&x, 11 + sms as u64, sms)
-            .unwrap_or_else(|e| panic!("{sms} multiprocessors: {e}"));
-        let worst = x
-            .check(&o, &lse, &rows, 128)
-            .unwrap_or_else(|e| panic!("{sms}: {e}"));
-        println!("{sms} multiprocessors: worst error {worst:.3} of its bound");
-    }
+    on_multiprocessors::<bf16, 32, 64>(&x, 11, &[1, 3]);
 }
 
 /// O at an odd offset in its buffer, so that no row is 16-byte aligned: the stores take O's
@@ -165,15 +176,7 @@ fn attention_is_within_its_bound_d128_tiles_of_176() {
         shape([4, 2, 1], [300, 530], 128, false),
         Packing::Varlen(lens),
     );
-    let rows: Vec<usize> = (0..x.rows()).collect();
-    for sms in [1, 3] {
-        let (o, lse) = simulate_on::<bf16, 64, 88, false, 0>(&x, 18 + sms as u64, sms)
-            .unwrap_or_else(|e| panic!("{sms} multiprocessors: {e}"));
-        let worst = x
-            .check(&o, &lse, &rows, 176)
-            .unwrap_or_else(|e| panic!("{sms}: {e}"));
-        println!("{sms} multiprocessors: worst error {worst:.3} of its bound");
-    }
+    on_multiprocessors::<bf16, 64, 88>(&x, 18, &[1, 3]);
 }
 
 /// D = 96 (its second panel half the copy engine's zeros), 192 and 256 (key tiles of 64 rows).
