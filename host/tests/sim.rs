@@ -3,12 +3,13 @@
 //! (a missing barrier, a missing cp.async wait, an element written twice, a shuffle under
 //! divergent lanes, a barrier some threads never reach); and a handoff between warps through an
 //! mbarrier, correct, with a wrong transaction count, and without its wait. A failing schedule
-//! replays from its seed; a correct kernel gives the same result under every seed.
+//! replays from its seed; a correct kernel gives the same result under every seed. Atomic
+//! additions hand out each ticket once, and one outside its buffer is reported at its site.
 
 use host::sim::{self, HostMem, Options, Sim, SimError};
 use layout_core::{Engine, FlatLayout, FlatTensor};
 use tessel_gpu::ctx::{Ctx, Geometry, Kernel};
-use tessel_gpu::mem::{AsyncCopy, Mem, Space, V4};
+use tessel_gpu::mem::{AsyncCopy, Atomic, Mem, Space, V4};
 use tessel_gpu::sync::{sync_threads, warp_sum};
 
 /// Threads of the block.
@@ -542,4 +543,102 @@ fn setmaxnreg_meets_its_warpgroup() {
         e.message.contains(&at("DEC")) && e.message.contains(&at("INC")),
         "{e}"
     );
+}
+
+/// The counters (the tickets', the parities') and the tickets taken, `i32` in global memory.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+struct TicketParams<E> {
+    counter: FlatTensor<E, 1>,
+    tickets: FlatTensor<E, 1>,
+}
+
+/// Blocks of the ticket launch.
+const TICKET_BLOCKS: i64 = 3;
+
+/// Every thread of [`TICKET_BLOCKS`] blocks takes a ticket, counter 0's old value, by an atomic
+/// addition of 1 (`OUTSIDE`: thread 5 of block 1 adds at the element past the counters), and
+/// writes it at its index in the launch; then each adds its ticket's parity to counter 1 by the
+/// acquire-release form.
+struct Tickets<const OUTSIDE: bool>;
+
+impl<const OUTSIDE: bool> Kernel for Tickets<OUTSIDE> {
+    type Shared = f32;
+    type Params<M: Space> = TicketParams<M::Global<i32>>;
+    fn prepare<M: Space>(p: Self::Params<M>) -> Result<Self::Params<M>, &'static str> {
+        Ok(p)
+    }
+    fn geometry<M: Space>(_: &Self::Params<M>, _: i64, _: i64) -> Geometry {
+        Geometry {
+            grid: [TICKET_BLOCKS, 1],
+            threads: THREADS,
+            smem_bytes: 0,
+        }
+    }
+    unsafe fn thread<M: Space>(p: &Self::Params<M>, c: &Ctx<M::Shared<Self::Shared>>) {
+        let g = c.block[0] * THREADS + c.thread;
+        let at = if OUTSIDE && g == THREADS + 5 { 2 } else { 0 };
+        let ticket = p.counter.engine().advance(at).atomic_add(1); // site: TICKET
+        p.tickets.engine().advance(g).write(ticket);
+        sync_threads();
+        p.counter.engine().advance(1).atomic_add_acq_rel(ticket & 1);
+    }
+}
+
+/// `Tickets<OUTSIDE>` under `seed` from counters at `start`: the counters' ends, the tickets
+/// (`i32::MIN` where unwritten), the launch's result.
+fn tickets<const OUTSIDE: bool>(
+    start: i32,
+    seed: u64,
+) -> (Vec<i32>, Vec<i32>, Result<(), SimError>) {
+    let n = (TICKET_BLOCKS * THREADS) as usize;
+    let (mut counter, mut cw) = (vec![start; 2], vec![0u32; 2]);
+    let (mut tickets, mut tw) = (vec![i32::MIN; n], vec![0u32; n]);
+    // SAFETY: the buffers outlive the launch
+    let p = unsafe {
+        TicketParams {
+            counter: FlatTensor::new(
+                HostMem::new(&mut counter, &mut cw),
+                FlatLayout::new([2], [1]).unwrap(),
+            ),
+            tickets: FlatTensor::new(
+                HostMem::new(&mut tickets, &mut tw).once(),
+                FlatLayout::new([n as i64], [1]).unwrap(),
+            ),
+        }
+    };
+    let r = sim::launch::<Tickets<OUTSIDE>>(
+        &p,
+        Tickets::<OUTSIDE>::geometry::<Sim>(&p, 1, 0),
+        Options { seed },
+    );
+    (counter, tickets, r)
+}
+
+/// Atomic additions as the model defines them: the tickets of every thread of the launch are
+/// `start .. start + n`, each once, in some order (wrapping past `i32::MAX`), and each counter
+/// ends at the sum of the additions to it, under every schedule; an addition outside the
+/// counters' buffer is reported at its site.
+#[test]
+fn atomic_additions_hand_out_each_ticket_once() {
+    let n = (TICKET_BLOCKS * THREADS) as i32;
+    for (start, seed) in [(0, 0), (-7, 1), (i32::MAX - 100, 2)] {
+        let (end, mut got, r) = tickets::<false>(start, seed);
+        r.unwrap();
+        got.sort_unstable_by_key(|t| t.wrapping_sub(start));
+        let want: Vec<i32> = (0..n).map(|k| start.wrapping_add(k)).collect();
+        assert_eq!(got, want, "start {start}");
+        let odd = want.iter().filter(|t| *t & 1 == 1).count() as i32;
+        assert_eq!(
+            end,
+            [start.wrapping_add(n), start.wrapping_add(odd)],
+            "start {start}"
+        );
+    }
+    let e = tickets::<true>(0, 3).2.unwrap_err();
+    assert!(
+        e.message.contains("atomic addition") && e.message.contains("outside its"),
+        "{e}"
+    );
+    assert!(e.message.contains(&at("TICKET")), "{e}");
 }
