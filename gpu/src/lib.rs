@@ -208,54 +208,39 @@ pub use gemms::KERNELS as GEMM_KERNELS;
 /// head dimension and mask (key tiles of 128 rows up to `D = 128`, of 64 past it; `_long`: of 176
 /// at `D = 128` without the mask, for [`crate::attention::LONG_KEYS`] keys and more).
 pub mod attentions {
-    use half::{bf16, f16};
-    tessel_device::kernels! { #[cfg(target_feature = "sm_90a")]
-        attention_bf16_d64 => crate::attention::Attention<bf16, 32, 64, false>,
-        attention_bf16_d64_causal => crate::attention::Attention<bf16, 32, 64, true>,
-        attention_bf16_d128 => crate::attention::Attention<bf16, 64, 64, false>,
-        attention_bf16_d128_long => crate::attention::Attention<bf16, 64, 88, false>,
-        attention_bf16_d128_causal => crate::attention::Attention<bf16, 64, 64, true>,
-        attention_f16_d64 => crate::attention::Attention<f16, 32, 64, false>,
-        attention_f16_d128 => crate::attention::Attention<f16, 64, 64, false>,
-        attention_f16_d128_long => crate::attention::Attention<f16, 64, 88, false>,
-        attention_f16_d64_causal => crate::attention::Attention<f16, 32, 64, true>,
-        attention_f16_d128_causal => crate::attention::Attention<f16, 64, 64, true>,
-        attention_bf16_d96 => crate::attention::Attention<bf16, 48, 64, false>,
-        attention_bf16_d96_causal => crate::attention::Attention<bf16, 48, 64, true>,
-        attention_bf16_d192 => crate::attention::Attention<bf16, 96, 32, false>,
-        attention_bf16_d192_causal => crate::attention::Attention<bf16, 96, 32, true>,
-        attention_bf16_d256 => crate::attention::Attention<bf16, 128, 32, false>,
-        attention_bf16_d256_causal => crate::attention::Attention<bf16, 128, 32, true>,
-        attention_f16_d96 => crate::attention::Attention<f16, 48, 64, false>,
-        attention_f16_d96_causal => crate::attention::Attention<f16, 48, 64, true>,
-        attention_f16_d192 => crate::attention::Attention<f16, 96, 32, false>,
-        attention_f16_d192_causal => crate::attention::Attention<f16, 96, 32, true>,
-        attention_f16_d256 => crate::attention::Attention<f16, 128, 32, false>,
-        attention_f16_d256_causal => crate::attention::Attention<f16, 128, 32, true>,
+    /// The entries (`kernels!`) and their `.maxntid`, the kernel's threads (`ptx_directives!`),
+    /// from one list (its types written whole: the directives' module imports nothing).
+    macro_rules! attention_entries {
+        ($($name:ident => $k:ty),* $(,)?) => {
+            tessel_device::kernels! { #[cfg(target_feature = "sm_90a")] $($name => $k),* }
+            tessel_device::ptx_directives! { #[cfg(target_feature = "sm_90a")] maxntid:
+                $($name => <$k>::THREADS),*
+            }
+        };
     }
-    tessel_device::ptx_directives! { #[cfg(target_feature = "sm_90a")] maxntid:
-        attention_bf16_d64 => crate::attention::Attention::<half::bf16, 32, 64, false>::THREADS,
-        attention_bf16_d64_causal => crate::attention::Attention::<half::bf16, 32, 64, true>::THREADS,
-        attention_bf16_d128 => crate::attention::Attention::<half::bf16, 64, 64, false>::THREADS,
-        attention_bf16_d128_long => crate::attention::Attention::<half::bf16, 64, 88, false>::THREADS,
-        attention_bf16_d128_causal => crate::attention::Attention::<half::bf16, 64, 64, true>::THREADS,
-        attention_f16_d64 => crate::attention::Attention::<half::f16, 32, 64, false>::THREADS,
-        attention_f16_d128 => crate::attention::Attention::<half::f16, 64, 64, false>::THREADS,
-        attention_f16_d128_long => crate::attention::Attention::<half::f16, 64, 88, false>::THREADS,
-        attention_f16_d64_causal => crate::attention::Attention::<half::f16, 32, 64, true>::THREADS,
-        attention_f16_d128_causal => crate::attention::Attention::<half::f16, 64, 64, true>::THREADS,
-        attention_bf16_d96 => crate::attention::Attention::<half::bf16, 48, 64, false>::THREADS,
-        attention_bf16_d96_causal => crate::attention::Attention::<half::bf16, 48, 64, true>::THREADS,
-        attention_bf16_d192 => crate::attention::Attention::<half::bf16, 96, 32, false>::THREADS,
-        attention_bf16_d192_causal => crate::attention::Attention::<half::bf16, 96, 32, true>::THREADS,
-        attention_bf16_d256 => crate::attention::Attention::<half::bf16, 128, 32, false>::THREADS,
-        attention_bf16_d256_causal => crate::attention::Attention::<half::bf16, 128, 32, true>::THREADS,
-        attention_f16_d96 => crate::attention::Attention::<half::f16, 48, 64, false>::THREADS,
-        attention_f16_d96_causal => crate::attention::Attention::<half::f16, 48, 64, true>::THREADS,
-        attention_f16_d192 => crate::attention::Attention::<half::f16, 96, 32, false>::THREADS,
-        attention_f16_d192_causal => crate::attention::Attention::<half::f16, 96, 32, true>::THREADS,
-        attention_f16_d256 => crate::attention::Attention::<half::f16, 128, 32, false>::THREADS,
-        attention_f16_d256_causal => crate::attention::Attention::<half::f16, 128, 32, true>::THREADS,
+    attention_entries! {
+        attention_bf16_d64 => crate::attention::Attention<half::bf16, 32, 64, false>,
+        attention_bf16_d64_causal => crate::attention::Attention<half::bf16, 32, 64, true>,
+        attention_bf16_d128 => crate::attention::Attention<half::bf16, 64, 64, false>,
+        attention_bf16_d128_long => crate::attention::Attention<half::bf16, 64, 88, false>,
+        attention_bf16_d128_causal => crate::attention::Attention<half::bf16, 64, 64, true>,
+        attention_f16_d64 => crate::attention::Attention<half::f16, 32, 64, false>,
+        attention_f16_d128 => crate::attention::Attention<half::f16, 64, 64, false>,
+        attention_f16_d128_long => crate::attention::Attention<half::f16, 64, 88, false>,
+        attention_f16_d64_causal => crate::attention::Attention<half::f16, 32, 64, true>,
+        attention_f16_d128_causal => crate::attention::Attention<half::f16, 64, 64, true>,
+        attention_bf16_d96 => crate::attention::Attention<half::bf16, 48, 64, false>,
+        attention_bf16_d96_causal => crate::attention::Attention<half::bf16, 48, 64, true>,
+        attention_bf16_d192 => crate::attention::Attention<half::bf16, 96, 32, false>,
+        attention_bf16_d192_causal => crate::attention::Attention<half::bf16, 96, 32, true>,
+        attention_bf16_d256 => crate::attention::Attention<half::bf16, 128, 32, false>,
+        attention_bf16_d256_causal => crate::attention::Attention<half::bf16, 128, 32, true>,
+        attention_f16_d96 => crate::attention::Attention<half::f16, 48, 64, false>,
+        attention_f16_d96_causal => crate::attention::Attention<half::f16, 48, 64, true>,
+        attention_f16_d192 => crate::attention::Attention<half::f16, 96, 32, false>,
+        attention_f16_d192_causal => crate::attention::Attention<half::f16, 96, 32, true>,
+        attention_f16_d256 => crate::attention::Attention<half::f16, 128, 32, false>,
+        attention_f16_d256_causal => crate::attention::Attention<half::f16, 128, 32, true>,
     }
 }
 
