@@ -139,11 +139,12 @@ fn gpu(c: &mut Criterion) {
     attention(c, &g, &mut rng);
 }
 
-/// The attention forward, bf16, at batch 4, 16 heads, S = 4096: D = 64 and 128, both masks.
+/// The attention forward, bf16, at batch 4, 16 heads, S = 4096: D = 64 and 128, both masks, each on
+/// the kernel `tessel run` picks for its shape (`AttentionIn::by_shape`).
 fn attention(c: &mut Criterion, g: &Gpu, rng: &mut Rng) {
     use half::bf16;
-    use host::checks::attention::{Inputs, OnGpu, Shape};
-    use tessel_gpu::attention::Attention;
+    use host::checks::attention::{Inputs, Shape};
+    use host::jobs::attention::AttentionIn;
     if !g.has_kernel("attention_bf16_d128") {
         eprintln!("benches/gpu: attention SKIPPED, the loaded PTX has no sm_90a kernels");
         return;
@@ -164,23 +165,50 @@ fn attention(c: &mut Criterion, g: &Gpu, rng: &mut Rng) {
                 causal,
             };
             let x = Inputs::<bf16>::new(rng, s);
-            let run = OnGpu::new(g, &x, host::jobs::attention::key_tile(&s) as i64).unwrap();
-            let p = run.params;
             group.throughput(Throughput::Elements((s.flops() / 2.0) as u64));
             let name = format!("d{d}_{}", if causal { "causal" } else { "full" });
-            group.bench_function(name, |b| {
-                b.iter_custom(|iters| {
-                    events(g, iters, || match (d, causal) {
-                        (64, false) => g.launch::<Attention<bf16, 32, 64, false>>(p),
-                        (64, true) => g.launch::<Attention<bf16, 32, 64, true>>(p),
-                        (_, false) => g.launch::<Attention<bf16, 64, 64, false>>(p),
-                        (_, true) => g.launch::<Attention<bf16, 64, 64, true>>(p),
-                    })
-                })
-            });
+            bf16::by_shape(
+                &s,
+                TimedAttention {
+                    g,
+                    x: &x,
+                    group: &mut group,
+                    name,
+                },
+            );
         }
     }
     group.finish();
+}
+
+/// Times an attention entry on `x` as criterion's function `name` of `group`.
+struct TimedAttention<'a, 'g> {
+    g: &'a Gpu,
+    x: &'a host::checks::attention::Inputs<half::bf16>,
+    group: &'a mut criterion::BenchmarkGroup<'g, criterion::measurement::WallTime>,
+    name: String,
+}
+
+impl host::jobs::attention::Runner<half::bf16> for TimedAttention<'_, '_> {
+    type Out = ();
+    fn run<K, const OV: usize, const SV: usize, const CAUSAL: bool>(self)
+    where
+        K: tessel_gpu::ctx::Entry<
+            Params<tessel_gpu::mem::Device> = tessel_gpu::attention::AttentionParams<
+                tessel_gpu::tma::GmemTensorMap<half::bf16>,
+                tessel_gpu::mem::Gmem<half::bf16>,
+                tessel_gpu::mem::Gmem<f32>,
+                tessel_gpu::mem::Gmem<i32>,
+            >,
+        >,
+    {
+        let g = self.g;
+        let run = host::checks::attention::OnGpu::new(g, self.x, 2 * SV as i64).unwrap();
+        let p = run.params;
+        self.group.bench_function(self.name, |b| {
+            b.iter_custom(|iters| events(g, iters, || g.launch::<K>(p)))
+        });
+    }
 }
 
 criterion_group!(benches, gpu);

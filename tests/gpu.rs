@@ -713,7 +713,7 @@ fn attention_on<I, K>(
     rng: &mut Rng,
     shape: host::checks::attention::Shape,
 ) where
-    I: tessel_gpu::mma::MmaIn + Default + host::runtime::tma::TmaElem,
+    I: host::jobs::attention::AttentionIn,
     K: tessel_gpu::ctx::Entry<Params<Device> = AttentionGpu<I>>,
 {
     use host::checks::attention::Packing;
@@ -728,12 +728,15 @@ fn attention_packed_on<I, K>(
     shape: host::checks::attention::Shape,
     packing: host::checks::attention::Packing,
 ) where
-    I: tessel_gpu::mma::MmaIn + Default + host::runtime::tma::TmaElem,
+    I: host::jobs::attention::AttentionIn,
     K: tessel_gpu::ctx::Entry<Params<Device> = AttentionGpu<I>>,
 {
     use host::checks::attention::{Inputs, OnGpu};
+    use host::jobs::attention::{entry_name, key_tile};
+    // the tensor maps' key tiles are the shape's kernel's: K must be that kernel
+    assert_eq!(K::NAME, entry_name::<I>(&shape), "{shape:?}");
     let x = Inputs::<I>::packed(rng, shape, packing);
-    let bn = host::jobs::attention::key_tile(&shape);
+    let bn = key_tile(&shape);
     let run = OnGpu::new(g, &x, bn as i64).unwrap();
     module.launch::<K>(run.params).unwrap();
     let (o, lse) = run.outputs(g).unwrap();
