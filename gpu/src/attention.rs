@@ -41,11 +41,11 @@
 //! panels of 64 columns (at `D = 96` the second panel's last 32 columns are the copy engine's
 //! zeros past the tensor, which no wgmma reads); key tiles of 128 rows up to `D = 128` (176 at
 //! `D = 128` without the mask from [`LONG_KEYS`] keys on), of 64 past it (the stages then fit in
-//! shared memory). A tile that runs past a sequence's keys reads
-//! the copy engine's zeros (or, packed, the next sequence's rows), which the mask gives
-//! probability 0; query rows past a sequence's are computed and not stored. `CAUSAL`: key `j` is
-//! seen by query `i` where `j <= i` (torch's `is_causal`, the
-//! top-left diagonal), and the longest (last) query tiles of each group of heads are taken first.
+//! shared memory). A tile that runs past a sequence's keys reads the copy engine's zeros (or,
+//! packed, the next sequence's rows), which the mask gives probability 0; query rows past a
+//! sequence's are computed and not stored. `CAUSAL`: key `j` is seen by query `i` where `j <= i`
+//! (torch's `is_causal`, the top-left diagonal), and the longest (last) query tiles of each group
+//! of heads are taken first.
 
 use crate::ctx::{Ctx, Geometry, Kernel};
 use crate::gemm::fresh;
@@ -342,12 +342,12 @@ impl Slot {
 
 /// The kernel, inputs and output `I`, head dimension `D = 2 OV` (64, 96, 128, 192 or 256), key
 /// tiles of `BN = 2 SV` rows (64, 128 or 176, [`key_rows`]; the block's shared memory within
-/// [`SMEM_LIMIT`]: 64 for `D` past 128), `CAUSAL` the mask; `BUG` a broken copy for the simulated GPU's tests
-/// (0: none): 1 releases a stage before the wgmmas that read it have completed, 2 refills a
-/// stage without waiting for its release, 3 leaves out the fence before `P V`, 4 reads `S`
-/// without waiting for its wgmmas, 5 loads the next unit's Q without waiting for its release,
-/// 6 copies O out of its staging without waiting for the warpgroup's writes, 7 (causal) leaves
-/// the scheduler's counters as the launch ends.
+/// [`SMEM_LIMIT`]: 64 for `D` past 128), `CAUSAL` the mask; `BUG` a broken copy for the simulated
+/// GPU's tests (0: none): 1 releases a stage before the wgmmas that read it have completed, 2
+/// refills a stage without waiting for its release, 3 leaves out the fence before `P V`, 4 reads
+/// `S` without waiting for its wgmmas, 5 loads the next unit's Q without waiting for its release, 6
+/// copies O out of its staging without waiting for the warpgroup's writes, 7 (causal) leaves the
+/// scheduler's counters as the launch ends.
 pub struct Attention<I, const OV: usize, const SV: usize, const CAUSAL: bool, const BUG: u8 = 0>(
     PhantomData<I>,
 );
