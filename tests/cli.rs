@@ -403,6 +403,22 @@ fn attention_runs_its_checks_and_refuses_what_it_has_no_kernel_for() {
         &["bench", "attention", "64"],
         "bench takes SIZES for gemm only",
     );
+    // a case filter that matches nothing, or on another kernel, is refused before the GPU opens
+    refused(
+        &[
+            "bench",
+            "attention",
+            "--case",
+            "d128 full S1024",
+            "--case",
+            "d100",
+        ],
+        "--case \"d100\" matches no attention case",
+    );
+    refused(
+        &["bench", "copy", "--case", "d128"],
+        "bench takes --case for attention only",
+    );
     let out = tessel(&[
         "run",
         "attention",

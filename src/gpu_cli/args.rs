@@ -291,6 +291,10 @@ pub struct BenchArgs {
     /// communicator), their outputs printed rank by rank
     #[arg(long)]
     pub(super) process_per_gpu: bool,
+    /// attention only: time only the cases whose name contains TEXT, as the lines name them
+    /// (`--case "d128 full S1024"`; several allowed, a case timed when it matches any)
+    #[arg(long = "case", value_name = "TEXT")]
+    pub(super) cases: Vec<String>,
     /// Also time torch's versions of the memory-bound kernels (scripts/peers.py; needs python3
     /// with torch)
     #[arg(long)]

@@ -3,6 +3,8 @@
 
 use std::cell::RefCell;
 
+use host::checks::attention::Shape;
+use host::jobs::attention::case_name;
 use tessel::results;
 
 use super::*;
@@ -70,6 +72,16 @@ pub fn bench(a: BenchArgs) -> ExitCode {
             "bench takes SIZES for gemm only, in triples M N K",
         );
     }
+    if let Err(why) = attention_cases(&a.cases).map(|_| ()) {
+        return crate::usage_error("bench", ErrorKind::ValueValidation, &why);
+    }
+    if !a.cases.is_empty() && a.kernel != Kernel::Attention {
+        return crate::usage_error(
+            "bench",
+            ErrorKind::ArgumentConflict,
+            "bench takes --case for attention only",
+        );
+    }
     // the results file must read (or not exist yet) before minutes of timing go into it
     if let Some(p) = &a.results {
         if let Err(e) = Run::read(p) {
@@ -108,7 +120,7 @@ pub fn bench(a: BenchArgs) -> ExitCode {
         (Kernel::Gemm, 1),
         (
             Kernel::Attention,
-            ATTENTION_DIMS.len() * ATTENTION_SEQS.len() * 2,
+            attention_cases(&a.cases).map_or(0, |c| c.len()),
         ),
     ]
     .into_iter()
@@ -260,7 +272,8 @@ pub fn bench(a: BenchArgs) -> ExitCode {
         }
     }
     if which(Kernel::Attention) {
-        bench_attention(&g, r, &mut rng, &run, (&results, &progress), &say);
+        let cases = attention_cases(&a.cases).unwrap_or_default();
+        bench_attention(&g, &cases, r, &mut rng, &run, (&results, &progress), &say);
     }
     if which(Kernel::Copy) {
         // the chosen configuration, and the default beside a tuned one
@@ -347,8 +360,11 @@ pub fn bench(a: BenchArgs) -> ExitCode {
             progress
                 .borrow_mut()
                 .set_what("torch SDPA (scripts/sdpa.py)");
+            // the cases timed only (`--case`)
+            let timed = attention_cases(&a.cases).unwrap_or_default();
+            let names: Vec<String> = timed.iter().map(case_name::<bf16>).collect();
             let sdpa = sdpa_peers(&run, r, &say);
-            results.extend(sdpa);
+            results.extend(sdpa.into_iter().filter(|row| names.contains(&row.kernel)));
         }
         progress.borrow_mut().tick();
     }
@@ -503,18 +519,48 @@ pub(super) const ATTENTION_SEQS: [usize; 5] = [1024, 2048, 4096, 8192, 16384];
 /// The head dimensions `tessel bench attention` times (FlashAttention-3's: `scripts/sdpa.py`'s).
 pub(super) const ATTENTION_DIMS: [usize; 3] = [64, 128, 256];
 
-/// `attention` (bf16) at [`ATTENTION_DIMS`], both masks, [`ATTENTION_SEQS`]: each checked on sampled
-/// rows then timed, a line each; a result per case (TFLOP/s; its percent of cuDNN filled in by
+/// `tessel bench attention`'s cases: [`ATTENTION_DIMS`], each with [`ATTENTION_SEQS`] (batch x
+/// sequence = 16k, 16 heads), both masks; with `only`, those whose name ([`case_name`]) contains
+/// one of its texts, or why not where a text matches none.
+///
+/// Post-condition: with `only` empty, every case, in that order; else a subsequence of them.
+pub(super) fn attention_cases(only: &[String]) -> Result<Vec<Shape>, String> {
+    let mut all = vec![];
+    for d in ATTENTION_DIMS {
+        for seq in ATTENTION_SEQS {
+            for causal in [false, true] {
+                all.push(Shape::of([16384 / seq, 16, 16, seq, seq, d], causal));
+            }
+        }
+    }
+    let name = case_name::<bf16>;
+    if let Some(t) = only
+        .iter()
+        .find(|t| !all.iter().any(|s| name(s).contains(t.as_str())))
+    {
+        return Err(format!(
+            "--case {t:?} matches no attention case (they are named as `attention bf16 d128 full \
+             S1024`: d{ATTENTION_DIMS:?}, full or causal, S{ATTENTION_SEQS:?})"
+        ));
+    }
+    Ok(all
+        .into_iter()
+        .filter(|s| only.is_empty() || only.iter().any(|t| name(s).contains(t.as_str())))
+        .collect())
+}
+
+/// `attention` (bf16) at each of `cases` ([`attention_cases`]): each checked on sampled rows then
+/// timed, a line each; a result per case (TFLOP/s; its percent of cuDNN filled in by
 /// [`of_cudnn`] when the peers run, else 0).
 fn bench_attention(
     g: &Gpu,
+    cases: &[Shape],
     reps: usize,
     rng: &mut Rng,
     run: &Run,
     (results, progress): (&RefCell<Vec<results::Row>>, &RefCell<Progress>),
     say: &dyn Fn(String),
 ) {
-    use host::checks::attention::Shape;
     let built = g.has_kernel("attention_bf16_d128");
     if built {
         say(format!(
@@ -524,35 +570,22 @@ fn bench_attention(
     } else {
         say("attention: not run (no sm_90a PTX: build with TESSEL_ARCH=sm_90,sm_90a)".into());
     }
-    for d in ATTENTION_DIMS {
-        for seq in ATTENTION_SEQS {
-            for causal in [false, true] {
-                let s = Shape {
-                    batch: 16384 / seq,
-                    heads: 16,
-                    kv_heads: 16,
-                    seq_q: seq,
-                    seq_k: seq,
-                    d,
-                    causal,
-                };
-                if built {
-                    match host::jobs::attention::bench_attention::<bf16>(g, s, reps, rng) {
-                        Ok(t) => {
-                            say(format!(
-                                "{:<36} {:>9.4} {:>9.1} TFLOP/s  [{:.4} .. {:.4}]  {} rows within {:.2} of the bound",
-                                t.what, t.ms, t.tflops, t.spread.0, t.spread.1, t.checked.0, t.checked.1
-                            ));
-                            results.borrow_mut().push(
-                                run.row(&t.what, "tessel", t.tflops, "TFLOP/s", "cuDNN", 0.0),
-                            );
-                        }
-                        Err(e) => say(format!("error: {e}")),
-                    }
+    for &s in cases {
+        if built {
+            match host::jobs::attention::bench_attention::<bf16>(g, s, reps, rng) {
+                Ok(t) => {
+                    say(format!(
+                        "{:<36} {:>9.4} {:>9.1} TFLOP/s  [{:.4} .. {:.4}]  {} rows within {:.2} of the bound",
+                        t.what, t.ms, t.tflops, t.spread.0, t.spread.1, t.checked.0, t.checked.1
+                    ));
+                    results
+                        .borrow_mut()
+                        .push(run.row(&t.what, "tessel", t.tflops, "TFLOP/s", "cuDNN", 0.0));
                 }
-                progress.borrow_mut().tick();
+                Err(e) => say(format!("error: {e}")),
             }
         }
+        progress.borrow_mut().tick();
     }
 }
 
@@ -895,5 +928,32 @@ mod tests {
                 ("attention bf16 d128 full S16384", "torch flash2", 50.0),
             ]
         );
+    }
+
+    /// `--case` keeps the cases whose name contains any of its texts, in the order of all of
+    /// them; a text no case's name contains is refused, naming it.
+    #[test]
+    fn attention_cases_filter_by_name() {
+        let names = |only: &[&str]| {
+            let only: Vec<String> = only.iter().map(|t| t.to_string()).collect();
+            attention_cases(&only).map(|c| c.iter().map(case_name::<bf16>).collect::<Vec<_>>())
+        };
+        let all = names(&[]).unwrap();
+        assert_eq!(all.len(), ATTENTION_DIMS.len() * ATTENTION_SEQS.len() * 2);
+        assert!(all.iter().enumerate().all(|(i, n)| !all[..i].contains(n)));
+        assert_eq!(
+            names(&["d128 full"]).unwrap(),
+            [1024, 2048, 4096, 8192, 16384].map(|s| format!("attention bf16 d128 full S{s}"))
+        );
+        let two = names(&["d64 causal S1024", "d256 full S16384"]).unwrap();
+        assert_eq!(
+            two,
+            [
+                "attention bf16 d64 causal S1024",
+                "attention bf16 d256 full S16384"
+            ]
+        );
+        let err = names(&["d128", "S999"]).unwrap_err();
+        assert!(err.contains("\"S999\" matches no attention case"), "{err}");
     }
 }
