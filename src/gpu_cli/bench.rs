@@ -72,9 +72,11 @@ pub fn bench(a: BenchArgs) -> ExitCode {
             "bench takes SIZES for gemm only, in triples M N K",
         );
     }
-    if let Err(why) = attention_cases(&a.cases).map(|_| ()) {
-        return crate::usage_error("bench", ErrorKind::ValueValidation, &why);
-    }
+    // attention's cases (`--case`), checked before the GPU opens
+    let attention = match attention_cases(&a.cases) {
+        Ok(cases) => cases,
+        Err(why) => return crate::usage_error("bench", ErrorKind::ValueValidation, &why),
+    };
     if !a.cases.is_empty() && a.kernel != Kernel::Attention {
         return crate::usage_error(
             "bench",
@@ -118,10 +120,7 @@ pub fn bench(a: BenchArgs) -> ExitCode {
         (Kernel::Rmsnorm, 2 * RMS_SIZES.len()),
         (Kernel::Axpby, 2),
         (Kernel::Gemm, 1),
-        (
-            Kernel::Attention,
-            attention_cases(&a.cases).map_or(0, |c| c.len()),
-        ),
+        (Kernel::Attention, attention.len()),
     ]
     .into_iter()
     .chain([
@@ -272,8 +271,15 @@ pub fn bench(a: BenchArgs) -> ExitCode {
         }
     }
     if which(Kernel::Attention) {
-        let cases = attention_cases(&a.cases).unwrap_or_default();
-        bench_attention(&g, &cases, r, &mut rng, &run, (&results, &progress), &say);
+        bench_attention(
+            &g,
+            &attention,
+            r,
+            &mut rng,
+            &run,
+            (&results, &progress),
+            &say,
+        );
     }
     if which(Kernel::Copy) {
         // the chosen configuration, and the default beside a tuned one
@@ -361,8 +367,7 @@ pub fn bench(a: BenchArgs) -> ExitCode {
                 .borrow_mut()
                 .set_what("torch SDPA (scripts/sdpa.py)");
             // the cases timed only (`--case`)
-            let timed = attention_cases(&a.cases).unwrap_or_default();
-            let names: Vec<String> = timed.iter().map(case_name::<bf16>).collect();
+            let names: Vec<String> = attention.iter().map(case_name::<bf16>).collect();
             let sdpa = sdpa_peers(&run, r, &say);
             results.extend(sdpa.into_iter().filter(|row| names.contains(&row.kernel)));
         }
