@@ -6,7 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PTXAS=$(bash scripts/ptxas-path.sh)
 [ -x "$PTXAS" ] || { echo "check-ptx: no ptxas; run scripts/setup.sh" >&2; exit 1; }
-TESSEL_ARCH=sm_80,sm_90,sm_90a cargo build --quiet --release
+# tessel's binary as the tests build it (their dev-dependencies' features unified in, and every
+# test binary beside it), so that CI's test stage after this compiles nothing more
+TESSEL_ARCH=sm_80,sm_90,sm_90a cargo test --workspace --release --no-run --quiet
 REPORT=gpu/registers.txt
 {
   echo "# ptxas -v of every kernel ($("$PTXAS" --version | tail -1)); written by scripts/check-ptx.sh"
