@@ -19,7 +19,8 @@
 //!   `core` for the GPU from it), run through rustup. When it is missing the build installs it
 //!   (`rustup toolchain install NIGHTLY --profile minimal --component rust-src,llvm-tools`), unless
 //!   `TESSEL_NO_INSTALL=1`: then the error says what is missing and the command that installs it.
-//! - **The nested build**, one per arch, in the kernel crate's directory:
+//! - **The nested build**, one per arch, all the archs' at once (each ends in a single fat-LTO
+//!   codegen unit, one core's work), in the kernel crate's directory:
 //!   `rustup run NIGHTLY cargo rustc --quiet [--locked] --release --lib --target
 //!   nvptx64-nvidia-cuda -Zbuild-std=core --crate-type cdylib --target-dir <target dir>/<arch>
 //!   --config profile.release.{lto="fat",codegen-units=1,panic="abort",opt-level=3,
@@ -239,20 +240,40 @@ impl Builder {
         };
         let linker = write_linker(&target_dir)?;
 
+        // every arch's nested build at once, each in its own target directory: each ends in one
+        // fat-LTO codegen unit, a single core's work for most of its time
+        let outputs: Vec<std::io::Result<std::process::Output>> = std::thread::scope(|s| {
+            let builds: Vec<_> = archs
+                .iter()
+                .map(|arch| {
+                    let dir = target_dir.join(arch);
+                    let build = cargo::PtxBuild {
+                        rustup: &self.rustup,
+                        toolchain: &self.toolchain,
+                        crate_dir: &crate_dir,
+                        target_dir: &dir,
+                        arch,
+                        locked,
+                        linker: &linker,
+                    };
+                    let mut command = build.command();
+                    s.spawn(move || command.output())
+                })
+                .collect();
+            builds
+                .into_iter()
+                .map(|b| {
+                    b.join().unwrap_or_else(|_| {
+                        Err(std::io::Error::other("the thread running it panicked"))
+                    })
+                })
+                .collect()
+        });
         let mut ptx = Vec::new();
         let mut sources: Vec<PathBuf> = Vec::new();
-        for arch in &archs {
+        for (arch, o) in archs.iter().zip(outputs) {
             let dir = target_dir.join(arch);
-            let build = cargo::PtxBuild {
-                rustup: &self.rustup,
-                toolchain: &self.toolchain,
-                crate_dir: &crate_dir,
-                target_dir: &dir,
-                arch,
-                locked,
-                linker: &linker,
-            };
-            let o = build.command().output().map_err(|e| {
+            let o = o.map_err(|e| {
                 BuildError::new(
                     ErrorKind::Toolchain,
                     format!("could not run {:?}: {e}", self.rustup),
