@@ -106,7 +106,8 @@ pub mod prelude {
     pub use crate::tma::{BulkCopy, GmemTensorMap, TensorMap};
     pub use crate::unroll;
     pub use crate::wgmma::{
-        accumulators, gmma_desc, warpgroup_arrive, warpgroup_commit_batch, warpgroup_wait, wgmma,
+        accumulators, gmma_desc, gmma_desc_advance, warpgroup_arrive, warpgroup_commit_batch,
+        warpgroup_wait, wgmma,
     };
     /// `core`'s `Result`, not layout-core's alias (which the glob `layout_core::*` would bring in).
     pub use core::result::Result;

@@ -38,6 +38,19 @@ pub fn gmma_desc<S: BulkCopy>(tile: &S, desc: GmmaDescriptor) -> u64 {
     desc.desc + (tile.addr() >> 4) as u64
 }
 
+/// The descriptor `desc` (a [`gmma_desc`]) moved on by `elems` elements of `T`: its start address
+/// plus their bytes (CuTe's descriptor iterator). A loop over k-blocks then adds a constant to
+/// one descriptor, where [`gmma_desc`] of each k-block's address computes each from its address
+/// again (in the attention kernel 17 instructions before each wgmma of `S = Q K^T` and 7 before
+/// each of `P V`, in the SASS).
+///
+/// Post-condition: `gmma_desc_advance::<T>(gmma_desc(&tile, d), n) == gmma_desc(&tile.advance(n),
+/// d)` where `n` elements of `T` are a multiple of 16 bytes and the address stays below 256 KiB.
+#[inline(always)]
+pub const fn gmma_desc_advance<T>(desc: u64, elems: i64) -> u64 {
+    desc.wrapping_add_signed(elems * core::mem::size_of::<T>() as i64 / 16)
+}
+
 /// `wgmma.fence.sync.aligned` (CuTe's `warpgroup_arrive`): the warpgroup's register and shared
 /// memory accesses so far are ordered before its next wgmmas. Before the first wgmma and before
 /// each batch after a [`warpgroup_wait`].

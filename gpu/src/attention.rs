@@ -56,8 +56,8 @@ use crate::sync::{named_barrier, quad_reduce, setmaxnreg_dec, setmaxnreg_inc, sy
 use crate::tma::{BulkCopy, TensorMap};
 use crate::unroll;
 use crate::wgmma::{
-    accumulators, gmma_desc, warpgroup_arrive, warpgroup_commit_batch, warpgroup_wait, wgmma_rs,
-    wgmma_ss,
+    accumulators, gmma_desc, gmma_desc_advance, warpgroup_arrive, warpgroup_commit_batch,
+    warpgroup_wait, wgmma_rs, wgmma_ss,
 };
 use core::marker::PhantomData;
 use layout_core::{
@@ -700,6 +700,8 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
         // this thread's rows of the warpgroup's 64 (the accumulators' layout): r0 and r0 + 8
         let r0 = 16 * (t / 32) + t % 32 / 4;
         let q_wg = q.advance(WG_ROWS * wg * PANEL);
+        // Q's descriptor (k-block 0's): each k-block's is it moved on by a constant
+        let dq = gmma_desc(&q_wg, DESC_QK);
         let scale2 = p.scale * LOG2_E;
         // units taken, key tiles taken (as the producer's; in 32 bits, a register each: the
         // accumulators need the rest)
@@ -722,12 +724,17 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
                 full(s).mbarrier_wait(((jj / STAGES as i32) & 1) as u32);
                 // S = Q K^T
                 let mut sc = accumulators::<SV>();
+                // the stage's K and V descriptors, as Q's
+                let (dk, dv) = (
+                    gmma_desc(&k_at(s), DESC_QK),
+                    gmma_desc(&v_at(s), Self::DESC_V),
+                );
                 warpgroup_arrive();
                 unroll!(kb < (OV / 8) => {
                     // k-block kb: panel kb / 4, columns 16 (kb % 4) of it
                     let (pn, col) = (kb as i64 / 4, 16 * (kb as i64 % 4));
-                    let da = gmma_desc(&q_wg.advance(pn * Self::BM * PANEL + col), DESC_QK);
-                    let db = gmma_desc(&k_at(s).advance(pn * bn * PANEL + col), DESC_QK);
+                    let da = gmma_desc_advance::<I>(dq, pn * Self::BM * PANEL + col);
+                    let db = gmma_desc_advance::<I>(dk, pn * bn * PANEL + col);
                     wgmma_ss::<I, SV, false, false>(da, db, &mut sc, kb > 0);
                 });
                 warpgroup_commit_batch();
@@ -787,7 +794,7 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
                 unroll!(kb < SV / 8 => {
                     let pk = |i: usize| I::narrow2(sc[8 * kb + 2 * i], sc[8 * kb + 2 * i + 1]);
                     let a = [pk(0), pk(1), pk(2), pk(3)];
-                    let db = gmma_desc(&v_at(s).advance(16 * kb as i64 * PANEL), Self::DESC_V);
+                    let db = gmma_desc_advance::<I>(dv, 16 * kb as i64 * PANEL);
                     wgmma_rs::<I, OV, true>(a, db, &mut o, true);
                 });
                 warpgroup_commit_batch();

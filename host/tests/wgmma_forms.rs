@@ -16,7 +16,8 @@ use layout_core::{
 };
 use tessel_device::tma::BulkCopy;
 use tessel_device::wgmma::{
-    gmma_desc, warpgroup_arrive, warpgroup_commit_batch, warpgroup_wait, wgmma_rs, wgmma_ss,
+    gmma_desc, gmma_desc_advance, warpgroup_arrive, warpgroup_commit_batch, warpgroup_wait,
+    wgmma_rs, wgmma_ss,
 };
 use tessel_gpu::ctx::{Ctx, Geometry, Kernel};
 use tessel_gpu::mem::{Mem, Space};
@@ -114,6 +115,15 @@ impl<I: MmaIn + Default, const FORM: u8, const V: usize> Kernel for Forms<I, FOR
         sync_threads();
         let da = gmma_desc(&a_tile, make_gmma_desc(&la, 16, ma.0).unwrap());
         let db = gmma_desc(&b_tile, make_gmma_desc(&lb, 16, mb.0).unwrap());
+        // B's descriptor as A's tile's moved on by the elements between them
+        let moved = gmma_desc_advance::<I>(
+            gmma_desc(&a_tile, make_gmma_desc(&lb, 16, mb.0).unwrap()),
+            64 * 16,
+        );
+        assert_eq!(
+            moved, db,
+            "gmma_desc_advance: not the descriptor of the tile it moved to"
+        );
         let mut acc = [0f32; V];
         warpgroup_arrive();
         match FORM {
