@@ -242,16 +242,17 @@ impl Builder {
 
         // every arch's nested build at once, each in its own target directory: each ends in one
         // fat-LTO codegen unit, a single core's work for most of its time
+        let dirs: Vec<PathBuf> = archs.iter().map(|arch| target_dir.join(arch)).collect();
         let outputs: Vec<std::io::Result<std::process::Output>> = std::thread::scope(|s| {
             let builds: Vec<_> = archs
                 .iter()
-                .map(|arch| {
-                    let dir = target_dir.join(arch);
+                .zip(&dirs)
+                .map(|(arch, dir)| {
                     let build = cargo::PtxBuild {
                         rustup: &self.rustup,
                         toolchain: &self.toolchain,
                         crate_dir: &crate_dir,
-                        target_dir: &dir,
+                        target_dir: dir,
                         arch,
                         locked,
                         linker: &linker,
@@ -271,8 +272,7 @@ impl Builder {
         });
         let mut ptx = Vec::new();
         let mut sources: Vec<PathBuf> = Vec::new();
-        for (arch, o) in archs.iter().zip(outputs) {
-            let dir = target_dir.join(arch);
+        for ((arch, dir), o) in archs.iter().zip(&dirs).zip(outputs) {
             let o = o.map_err(|e| {
                 BuildError::new(
                     ErrorKind::Toolchain,
