@@ -8,7 +8,7 @@
 use half::{bf16, f16};
 use host::checks::attention::{simulate, simulate_at, simulate_on, Inputs, Packing, Shape};
 use host::elem::Rng;
-use tessel_gpu::attention::{heads_together, unit_order};
+use tessel_gpu::attention::{first_row, heads_together, unit_order};
 use tessel_gpu::mma::MmaIn;
 
 fn rng(test: &str) -> Rng {
@@ -249,6 +249,28 @@ fn attention_units_cover_every_tile_once_in_groups_of_heads() {
     assert_eq!(heads_together(1024, 128), 32);
     assert_eq!(heads_together(16384, 128), 2);
     assert_eq!(heads_together(1 << 20, 256), 1);
+}
+
+/// The query tiles of a sequence end with its last row: tiles `0..ceil(sq / bm)` cover `0..sq`,
+/// each row once, tile 0 starting in `-bm < first <= 0`.
+#[test]
+fn attention_query_tiles_end_with_the_sequence() {
+    for bm in [64, 128, 192] {
+        for sq in 1..=3 * bm + 1 {
+            let tiles = (sq + bm - 1) / bm;
+            let f0 = first_row(bm, 0, sq);
+            assert!(-bm < f0 && f0 <= 0, "bm {bm}, sq {sq}: tile 0 at {f0}");
+            let mut seen = vec![0; sq as usize];
+            for qt in 0..tiles {
+                let f = first_row(bm, qt, sq);
+                for row in (f..f + bm).filter(|r| (0..sq).contains(r)) {
+                    seen[row as usize] += 1;
+                }
+            }
+            assert!(seen.iter().all(|&n| n == 1), "bm {bm}, sq {sq}: {seen:?}");
+            assert_eq!(first_row(bm, tiles - 1, sq) + bm, sq, "bm {bm}, sq {sq}");
+        }
+    }
 }
 
 /// Broken copy `BUG` on a problem of three key tiles: the simulator's report, or the check's.
