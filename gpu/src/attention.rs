@@ -177,11 +177,11 @@ pub const fn padded(d: i64) -> i64 {
 
 /// Shared memory of a block with head dimension `d` and key tiles of `bn` rows, before O's
 /// staging: 1024 bytes to align, Q (`query_rows(d) x padded(d)`), the stages (K and V, `bn x
-/// padded(d)` each), a full and an empty mbarrier for Q and for each stage, and the producer's
-/// two [`Slot`]s.
+/// padded(d)` each), a full and an empty mbarrier for Q and for each stage's K and its V, and
+/// the producer's two [`Slot`]s.
 pub const fn smem_unstaged(d: i64, bn: i64) -> i64 {
     1024 + 2 * (query_rows(d) * padded(d) + STAGES * 2 * bn * padded(d))
-        + 8 * 2 * (1 + STAGES)
+        + 8 * 2 * (1 + 2 * STAGES)
         + 4 * 2 * SLOT
 }
 
@@ -298,7 +298,7 @@ pub struct Unit {
     pub k0: i64,
     /// Its batch coordinate.
     pub bc: i64,
-    /// Key tiles the unit's rows see.
+    /// Key tiles the unit's rows see (at least 1).
     pub tiles: i64,
 }
 
@@ -393,6 +393,12 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
     /// Columns of O staged at a time ([`staged_cols`]).
     pub const EC: i64 = staged_cols(Self::D, Self::BN);
     const DESC_V: GmmaDescriptor = desc_v(Self::D, Self::BN);
+    /// Whether the consumers overlap a tile's softmax with the previous tile's `P V`
+    /// (FlashAttention-3's pipelining inside a warpgroup, [`Attention::thread`]): with key tiles of
+    /// 176 rows (`D = 128` without the mask from [`LONG_KEYS`] keys), where it measured +1.6-2.3%
+    /// (H200); elsewhere it held even (tiles of 128) or lost up to 19% (`D = 64`: three consumers
+    /// of 160 registers have no room for O, `S` and the packed `P` at once).
+    pub const OVERLAP: bool = Self::BN == 176;
     /// Query tiles per head: of the longest sequence.
     pub const fn q_tiles<T, O, L, C>(p: &AttentionParams<T, O, L, C>) -> i64 {
         (p.seq[0] + Self::BM - 1) / Self::BM
@@ -448,7 +454,10 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
         // the tile's first row, and the key tiles its rows see
         let first = first_row(Self::BM, qt, sq);
         let seen = if CAUSAL { sk.min(first + Self::BM) } else { sk };
+        // (at least one: a sequence without keys has its rows' O of 0 and log-sum-exp +inf from a
+        // tile that the mask takes whole)
         let tiles = (seen + Self::BN - 1) / Self::BN;
+        let tiles = if Self::OVERLAP { tiles.max(1) } else { tiles };
         Unit {
             qt,
             first,
@@ -527,6 +536,156 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
                 }
             }
             k += 128;
+        }
+    }
+
+    /// Issues `S = Q K^T` of one tile into `sc` as a group of its own (not waited for; after a
+    /// `wgmma.fence` if `fence`): Q's k-block 0 at `dq`, K's at `dk`, k-block `kb` in panel `kb /
+    /// 4`, columns `16 (kb % 4)` of it.
+    #[inline(always)]
+    unsafe fn scores(dq: u64, dk: u64, sc: &mut [f32; SV], fence: bool) {
+        if fence {
+            warpgroup_arrive();
+        }
+        unroll!(kb < (OV / 8) => {
+            let (pn, col) = (kb as i64 / 4, 16 * (kb as i64 % 4));
+            let da = gmma_desc_advance::<I>(dq, pn * Self::BM * PANEL + col);
+            let db = gmma_desc_advance::<I>(dk, pn * Self::BN * PANEL + col);
+            wgmma_ss::<I, SV, false, false>(da, db, sc, kb > 0);
+        });
+        warpgroup_commit_batch();
+    }
+
+    /// Issues `O += P V` as a group of its own (not waited for; after a `wgmma.fence` if
+    /// `fence`): P packed in `pp` ([`Attention::pack`], A from registers), V's k-block 0 at `dv`,
+    /// k-block `kb` 16 rows on.
+    #[inline(always)]
+    unsafe fn pv(pp: &[u32; SV], dv: u64, o: &mut [f32; OV], fence: bool) {
+        if fence {
+            warpgroup_arrive();
+        }
+        unroll!(kb < SV / 8 => {
+            let a = [pp[4 * kb], pp[4 * kb + 1], pp[4 * kb + 2], pp[4 * kb + 3]];
+            let db = gmma_desc_advance::<I>(dv, 16 * kb as i64 * PANEL);
+            wgmma_rs::<I, OV, true>(a, db, o, true);
+        });
+        warpgroup_commit_batch();
+    }
+
+    /// P rounded to 16 bits, in pairs, where `P V` reads A: k-block `kb` is accumulators `8 kb ..
+    /// 8 kb + 8` (the accumulators' layout is the register A layout); the first `SV / 2` words.
+    #[inline(always)]
+    fn pack(sc: &[f32; SV]) -> [u32; SV] {
+        let mut pp = [0u32; SV];
+        unroll!(g < SV / 8 => {
+            unroll!(e < 4 => { pp[4 * g + e] = I::narrow2(sc[8 * g + 2 * e], sc[8 * g + 2 * e + 1]) });
+        });
+        pp
+    }
+
+    /// The online softmax of key tile `j` (`[j, sk, row0]`: with the sequence's keys and this
+    /// thread's first row) on thread `t`'s scores `sc`: keys past the sequence's, and under
+    /// `CAUSAL` past the row, masked; the rows' maxima `m` and sums `l` brought up to the tile,
+    /// `sc` made `P = 2^(S scale log2 e - m)`. Returns the factor by which O's rows scale.
+    #[inline(always)]
+    fn softmax(
+        sc: &mut [f32; SV],
+        m: &mut [f32; 2],
+        l: &mut [f32; 2],
+        [j, sk, row0]: [i32; 3],
+        r0: i64,
+        t: i64,
+        scale2: f32,
+    ) -> [f32; 2] {
+        let (bn32, r032) = (Self::BN as i32, r0 as i32);
+        let col0 = bn32 * j + 2 * (t % 4) as i32;
+        if bn32 * (j + 1) > sk || (CAUSAL && bn32 * (j + 1) > row0 - r032 + 1) {
+            // accumulator i: column 8 (i / 4) + i % 2 of the thread's, row 8 (i % 4 / 2)
+            unroll!(g < SV / 8 => {
+                unroll!(e < 8 => {
+                    let i = 8 * g + e;
+                    let (col, row) = (col0 + 8 * (i / 4) as i32 + (i % 2) as i32, row0 + 8 * (e % 4 / 2) as i32);
+                    if col >= sk || (CAUSAL && col > row) {
+                        sc[i] = f32::NEG_INFINITY;
+                    }
+                });
+            });
+        }
+        // the rows' new maxima, and the factor the old sums and outputs scale by
+        let mut mx = *m;
+        unroll!(g < SV / 8 => {
+            unroll!(e < 8 => { mx[e % 4 / 2] = mx[e % 4 / 2].max(sc[8 * g + e]) });
+        });
+        let mut base = [0f32; 2];
+        let mut alpha = [0f32; 2];
+        unroll!(r < 2 => {
+            mx[r] = quad_reduce(mx[r], f32::max);
+            // a row with every key masked so far keeps base 0 (no inf - inf)
+            base[r] = if mx[r] == f32::NEG_INFINITY { 0.0 } else { mx[r] * scale2 };
+            alpha[r] = exp2_approx(m[r] * scale2 - base[r]);
+            m[r] = mx[r];
+            l[r] *= alpha[r];
+        });
+        // P and its row sums
+        unroll!(g < SV / 8 => {
+            unroll!(e < 8 => {
+                let (i, r) = (8 * g + e, e % 4 / 2);
+                let x = exp2_approx(crate::math::fma(sc[i], scale2, -base[r]));
+                sc[i] = x;
+                l[r] += x;
+            });
+        });
+        alpha
+    }
+
+    /// A consumer warpgroup's stores of a unit (its word `w`, the tile's first row `first`):
+    /// thread `t`'s rows' log-sum-exp from their maxima `m` and sums `l`, rows past the
+    /// sequence's left out, and O / l through the warpgroup's staging `stage`
+    /// ([`Attention::store_o`], `EC` columns at a time). The word is read here, not kept through
+    /// the unit's tiles: the registers are the accumulators'.
+    ///
+    /// # Safety
+    /// As [`Attention::store_o`]; `w` the unit's slot, unwritten meanwhile.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    unsafe fn epilogue<M: Space>(
+        p: &<Self as Kernel>::Params<M>,
+        w: &M::Shared<i32>,
+        o: &[f32; OV],
+        m: [f32; 2],
+        l: [f32; 2],
+        first: i32,
+        stage: &M::Shared<I>,
+        wg: i64,
+        t: i64,
+        scale2: f32,
+    ) {
+        let r0 = 16 * (t / 32) + t % 32 / 4;
+        let first = first as i64 + WG_ROWS * wg;
+        let [sq, q0, bc, hq] =
+            [Slot::SQ, Slot::Q0, Slot::BC, Slot::HQ].map(|f| w.advance(f).read() as i64);
+        let mut inv = [0f32; 2];
+        unroll!(r < 2 => {
+            let row = first + r0 + 8 * r as i64;
+            let sum = quad_reduce(l[r], |a, b| a + b);
+            // a row that saw no key: O of 0, the log-sum-exp +inf
+            inv[r] = if sum > 0.0 { 1.0 / sum } else { 0.0 };
+            if t % 4 == 0 && 0 <= row && row < sq {
+                let base = if m[r] == f32::NEG_INFINITY { 0.0 } else { m[r] * scale2 };
+                let lse = if sum > 0.0 { (base + log2_approx(sum)) / LOG2_E } else { f32::INFINITY };
+                p.lse.at([bc, hq, q0 + row]).write(lse);
+            }
+        });
+        // O with its head dimension's stride the constant 1 (`prepare` checked it): the
+        // columns' offsets are then constants, not values the compiler computes once before
+        // every unit and keeps (spilled) through them
+        let Some(o_t) = p.o.with_static_stride(3, 1) else {
+            return;
+        };
+        let at = [bc, hq, q0 + first, -first, sq - first];
+        Self::store_o::<M, 0>(o, inv, stage, &o_t, at, wg, t);
+        if Self::DP > Self::EC {
+            Self::store_o::<M, 1>(o, inv, stage, &o_t, at, wg, t);
         }
     }
 
@@ -623,16 +782,21 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
         let staging = |wg: i64| k_at(STAGES).advance(WG_ROWS * wg * Self::EC);
         let q_full = k_at(STAGES).advance(Self::BM * Self::EC);
         let q_empty = q_full.advance(4);
-        let full = |s: i64| q_empty.advance(4 + 4 * s);
-        let empty = |s: i64| full(STAGES + s);
+        // stage s's K and V, each behind a full and an empty barrier of its own
+        let full_k = |s: i64| q_empty.advance(4 + 4 * s);
+        let full_v = |s: i64| full_k(STAGES + s);
+        let empty_k = |s: i64| full_k(2 * STAGES + s);
+        let empty_v = |s: i64| full_k(3 * STAGES + s);
         // the producer's word to the consumers on unit `n`: slot `n % 2` ([`Slot`])
-        let slot = |n: i64| full(2 * STAGES).recast::<i32>().advance(SLOT * (n & 1));
+        let slot = |n: i64| full_k(4 * STAGES).recast::<i32>().advance(SLOT * (n & 1));
         if tid == 0 {
             q_full.mbarrier_init(1);
             q_empty.mbarrier_init((128 * Self::CONSUMERS) as u32);
             unroll!(s < STAGES as usize => {
-                full(s as i64).mbarrier_init(1);
-                empty(s as i64).mbarrier_init(Self::CONSUMERS as u32);
+                full_k(s as i64).mbarrier_init(1);
+                full_v(s as i64).mbarrier_init(1);
+                empty_k(s as i64).mbarrier_init(Self::CONSUMERS as u32);
+                empty_v(s as i64).mbarrier_init(Self::CONSUMERS as u32);
             });
         }
         sync_threads();
@@ -677,17 +841,36 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
                         });
                         let mut j = 0;
                         while j < w.tiles {
-                            let s = jj % STAGES;
+                            // K first (released after S, needed before V)
+                            let (s, ph) = (jj % STAGES, ((jj / STAGES - 1) & 1) as u32);
+                            let row = |pn: i64| [w.bc, w.hk, w.k0 + bn * j, PANEL * pn];
+                            // (without the overlap K's barriers stand for the whole stage)
+                            let (kv, vv) = if Self::OVERLAP { (2, 2) } else { (4, 0) };
+                            let (full_v, empty_v) = if Self::OVERLAP {
+                                (full_v(s), empty_v(s))
+                            } else {
+                                (full_k(s), empty_k(s))
+                            };
                             if jj >= STAGES && BUG != 2 {
-                                empty(s).mbarrier_wait(((jj / STAGES - 1) & 1) as u32);
+                                empty_k(s).mbarrier_wait(ph);
                             }
-                            full(s).mbarrier_arrive((4 * bn * d) as u32);
+                            full_k(s).mbarrier_arrive((kv * bn * d) as u32);
                             unroll!(pn < 4 => {
                                 if (pn as i64) < d / PANEL {
-                                    let at = PANEL * pn as i64;
-                                    let row = [w.bc, w.hk, w.k0 + bn * j, at];
-                                    k_at(s).advance(bn * at).tma_load(&p.k, row, &full(s));
-                                    v_at(s).advance(bn * at).tma_load(&p.v, row, &full(s));
+                                    let to = k_at(s).advance(bn * PANEL * pn as i64);
+                                    to.tma_load(&p.k, row(pn as i64), &full_k(s));
+                                }
+                            });
+                            if Self::OVERLAP {
+                                if jj >= STAGES && BUG != 2 {
+                                    empty_v.mbarrier_wait(ph);
+                                }
+                                full_v.mbarrier_arrive((vv * bn * d) as u32);
+                            }
+                            unroll!(pn < 4 => {
+                                if (pn as i64) < d / PANEL {
+                                    let to = v_at(s).advance(bn * PANEL * pn as i64);
+                                    to.tma_load(&p.v, row(pn as i64), &full_v);
                                 }
                             });
                             j += 1;
@@ -731,138 +914,217 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
             // the unit's word, and its Q
             q_full.mbarrier_wait((n & 1) as u32);
             let w = slot(n as i64);
-            let qt = w.read();
-            if qt < 0 {
+            if w.read() < 0 {
                 break;
             }
             let (tiles, sk) = (w.advance(Slot::TILES).read(), w.advance(Slot::SK).read());
             let first = w.advance(Slot::FIRST).read();
             let row0 = first + (WG_ROWS * wg + r0) as i32;
-            let mut o = accumulators::<OV>();
-            let (mut m, mut l) = ([f32::NEG_INFINITY; 2], [0f32; 2]);
-            let mut j = 0i32;
-            while j < tiles {
-                let s = (jj % STAGES as i32) as i64;
-                full(s).mbarrier_wait(((jj / STAGES as i32) & 1) as u32);
-                // S = Q K^T
-                let mut sc = accumulators::<SV>();
-                // the stage's K and V descriptors, as Q's
-                let (dk, dv) = (
-                    gmma_desc(&k_at(s), DESC_QK),
-                    gmma_desc(&v_at(s), Self::DESC_V),
-                );
-                warpgroup_arrive();
-                unroll!(kb < (OV / 8) => {
-                    // k-block kb: panel kb / 4, columns 16 (kb % 4) of it
-                    let (pn, col) = (kb as i64 / 4, 16 * (kb as i64 % 4));
-                    let da = gmma_desc_advance::<I>(dq, pn * Self::BM * PANEL + col);
-                    let db = gmma_desc_advance::<I>(dk, pn * bn * PANEL + col);
-                    wgmma_ss::<I, SV, false, false>(da, db, &mut sc, kb > 0);
-                });
-                warpgroup_commit_batch();
-                if BUG != 4 {
-                    warpgroup_wait::<0>();
+            let stage = |jj: i32| {
+                (
+                    (jj % STAGES as i32) as i64,
+                    ((jj / STAGES as i32) & 1) as u32,
+                )
+            };
+            // this thread done with the unit's S of tile j (K of stage s): K released, and Q
+            // after the unit's last (and with it the unit's slot before: the producer rewrites
+            // it after the next unit's release)
+            let release_k = |j: i32, s: i64| {
+                if t == 0 {
+                    empty_k(s).mbarrier_arrive(0);
                 }
-                // the unit's last S: this thread is done with Q (and with the unit's slot
-                // before: the producer rewrites it after the next unit's release)
                 if j + 1 == tiles {
                     q_empty.mbarrier_arrive(0);
                 }
-                // the mask: keys past the head's, and under CAUSAL past the row
-                let (bn32, r032) = (bn as i32, r0 as i32);
-                let col0 = bn32 * j + 2 * (t % 4) as i32;
-                if bn32 * (j + 1) > sk || (CAUSAL && bn32 * (j + 1) > row0 - r032 + 1) {
-                    // accumulator i: column 8 (i / 4) + i % 2 of the thread's, row 8 (i % 4 / 2)
-                    unroll!(g < SV / 8 => {
-                        unroll!(e < 8 => {
-                            let i = 8 * g + e;
-                            let (col, row) = (col0 + 8 * (i / 4) as i32 + (i % 2) as i32, row0 + 8 * (e % 4 / 2) as i32);
-                            if col >= sk || (CAUSAL && col > row) {
-                                sc[i] = f32::NEG_INFINITY;
-                            }
-                        });
-                    });
+            };
+            // this warpgroup done with tile j's P V (V of stage s; BUG 1 releases it before)
+            let release_v = |s: i64| {
+                if BUG != 1 && t == 0 {
+                    empty_v(s).mbarrier_arrive(0);
                 }
-                // the rows' new maxima, and the factor the old sums and outputs scale by
-                let mut mx = m;
-                unroll!(g < SV / 8 => {
-                    unroll!(e < 8 => { mx[e % 4 / 2] = mx[e % 4 / 2].max(sc[8 * g + e]) });
-                });
-                let mut base = [0f32; 2];
-                let mut alpha = [0f32; 2];
-                unroll!(r < 2 => {
-                    mx[r] = quad_reduce(mx[r], f32::max);
-                    // a row with every key masked so far keeps base 0 (no inf - inf)
-                    base[r] = if mx[r] == f32::NEG_INFINITY { 0.0 } else { mx[r] * scale2 };
-                    alpha[r] = exp2_approx(m[r] * scale2 - base[r]);
-                    m[r] = mx[r];
-                    l[r] *= alpha[r];
-                });
-                unroll!(g < OV / 16 => {
-                    unroll!(e < 16 => { o[16 * g + e] *= alpha[e % 4 / 2] });
-                });
-                // P, its row sums, and P V: k-block kb of P is accumulators 8 kb .. 8 kb + 8
-                unroll!(g < SV / 8 => {
-                    unroll!(e < 8 => {
-                        let (i, r) = (8 * g + e, e % 4 / 2);
-                        let x = exp2_approx(crate::math::fma(sc[i], scale2, -base[r]));
-                        sc[i] = x;
-                        l[r] += x;
-                    });
-                });
-                if BUG != 3 {
-                    warpgroup_arrive();
+            };
+            if Self::OVERLAP {
+                let mut o = accumulators::<OV>();
+                let (mut m, mut l) = ([f32::NEG_INFINITY; 2], [0f32; 2]);
+                let mut sc = accumulators::<SV>();
+                // FlashAttention-3's overlap inside a warpgroup: tile j's softmax runs while
+                // tile j - 1's P V is in flight, issued with tile j's S. Tile 0 first: its S,
+                // softmax, P.
+                let (s, ph) = stage(jj);
+                full_k(s).mbarrier_wait(ph);
+                Self::scores(dq, gmma_desc(&k_at(s), DESC_QK), &mut sc, true);
+                if BUG != 4 {
+                    warpgroup_wait::<0>();
                 }
-                unroll!(kb < SV / 8 => {
-                    let pk = |i: usize| I::narrow2(sc[8 * kb + 2 * i], sc[8 * kb + 2 * i + 1]);
-                    let a = [pk(0), pk(1), pk(2), pk(3)];
-                    let db = gmma_desc_advance::<I>(dv, 16 * kb as i64 * PANEL);
-                    wgmma_rs::<I, OV, true>(a, db, &mut o, true);
-                });
-                warpgroup_commit_batch();
-                // this warpgroup is done with the stage once its wgmmas are
+                release_k(0, s);
+                Self::softmax(&mut sc, &mut m, &mut l, [0, sk, row0], r0, t, scale2);
+                let mut pp = Self::pack(&sc);
+                let mut j = 1i32;
+                while j < tiles {
+                    let ((s, ph), (sv, phv)) = (stage(jj + 1), stage(jj));
+                    full_k(s).mbarrier_wait(ph);
+                    full_v(sv).mbarrier_wait(phv);
+                    // tile j's S, and tile j - 1's P V
+                    Self::scores(dq, gmma_desc(&k_at(s), DESC_QK), &mut sc, true);
+                    Self::pv(&pp, gmma_desc(&v_at(sv), Self::DESC_V), &mut o, BUG != 3);
+                    // S done (P V may run on)
+                    if BUG != 4 {
+                        warpgroup_wait::<1>();
+                    }
+                    release_k(j, s);
+                    let alpha =
+                        Self::softmax(&mut sc, &mut m, &mut l, [j, sk, row0], r0, t, scale2);
+                    // P V done: tile j - 1's V released, O rescaled, tile j's P packed
+                    if BUG == 1 && t == 0 {
+                        empty_v(sv).mbarrier_arrive(0);
+                    }
+                    warpgroup_wait::<0>();
+                    release_v(sv);
+                    unroll!(g < OV / 16 => {
+                        unroll!(e < 16 => { o[16 * g + e] *= alpha[e % 4 / 2] });
+                    });
+                    pp = Self::pack(&sc);
+                    j += 1;
+                    jj += 1;
+                }
+                // the last tile's P V
+                let (sv, phv) = stage(jj);
+                full_v(sv).mbarrier_wait(phv);
+                Self::pv(&pp, gmma_desc(&v_at(sv), Self::DESC_V), &mut o, BUG != 3);
                 if BUG == 1 && t == 0 {
-                    empty(s).mbarrier_arrive(0);
+                    empty_v(sv).mbarrier_arrive(0);
                 }
                 warpgroup_wait::<0>();
-                if BUG != 1 && t == 0 {
-                    empty(s).mbarrier_arrive(0);
-                }
-                j += 1;
+                release_v(sv);
                 jj += 1;
-            }
-            // a unit without keys released Q all the same
-            if tiles == 0 {
-                q_empty.mbarrier_arrive(0);
-            }
-            // O / l and the log-sum-exp, rows past the sequence's left out (the unit's word read
-            // again, not kept through the loop: the registers are the accumulators')
-            let [sq, q0, bc, hq] =
-                [Slot::SQ, Slot::Q0, Slot::BC, Slot::HQ].map(|f| w.advance(f).read() as i64);
-            let mut inv = [0f32; 2];
-            unroll!(r < 2 => {
-                let row = row0 as i64 + 8 * r as i64;
-                let sum = quad_reduce(l[r], |a, b| a + b);
-                // a row that saw no key: O of 0, the log-sum-exp +inf
-                inv[r] = if sum > 0.0 { 1.0 / sum } else { 0.0 };
-                if t % 4 == 0 && 0 <= row && row < sq {
-                    let base = if m[r] == f32::NEG_INFINITY { 0.0 } else { m[r] * scale2 };
-                    let lse = if sum > 0.0 { (base + log2_approx(sum)) / LOG2_E } else { f32::INFINITY };
-                    p.lse.at([bc, hq, q0 + row]).write(lse);
+                Self::epilogue::<M>(p, &w, &o, m, l, first, &staging(wg), wg, t, scale2);
+            } else {
+                let mut o = accumulators::<OV>();
+                let (mut m, mut l) = ([f32::NEG_INFINITY; 2], [0f32; 2]);
+                let mut j = 0i32;
+                while j < tiles {
+                    let s = (jj % STAGES as i32) as i64;
+                    full_k(s).mbarrier_wait(((jj / STAGES as i32) & 1) as u32);
+                    // S = Q K^T
+                    let mut sc = accumulators::<SV>();
+                    // the stage's K and V descriptors, as Q's
+                    let (dk, dv) = (
+                        gmma_desc(&k_at(s), DESC_QK),
+                        gmma_desc(&v_at(s), Self::DESC_V),
+                    );
+                    warpgroup_arrive();
+                    unroll!(kb < (OV / 8) => {
+                        // k-block kb: panel kb / 4, columns 16 (kb % 4) of it
+                        let (pn, col) = (kb as i64 / 4, 16 * (kb as i64 % 4));
+                        let da = gmma_desc_advance::<I>(dq, pn * Self::BM * PANEL + col);
+                        let db = gmma_desc_advance::<I>(dk, pn * bn * PANEL + col);
+                        wgmma_ss::<I, SV, false, false>(da, db, &mut sc, kb > 0);
+                    });
+                    warpgroup_commit_batch();
+                    if BUG != 4 {
+                        warpgroup_wait::<0>();
+                    }
+                    // the unit's last S: this thread is done with Q (and with the unit's slot
+                    // before: the producer rewrites it after the next unit's release)
+                    if j + 1 == tiles {
+                        q_empty.mbarrier_arrive(0);
+                    }
+                    // the mask: keys past the head's, and under CAUSAL past the row
+                    let (bn32, r032) = (bn as i32, r0 as i32);
+                    let col0 = bn32 * j + 2 * (t % 4) as i32;
+                    if bn32 * (j + 1) > sk || (CAUSAL && bn32 * (j + 1) > row0 - r032 + 1) {
+                        // accumulator i: column 8 (i / 4) + i % 2 of the thread's, row 8 (i % 4 / 2)
+                        unroll!(g < SV / 8 => {
+                            unroll!(e < 8 => {
+                                let i = 8 * g + e;
+                                let (col, row) = (col0 + 8 * (i / 4) as i32 + (i % 2) as i32, row0 + 8 * (e % 4 / 2) as i32);
+                                if col >= sk || (CAUSAL && col > row) {
+                                    sc[i] = f32::NEG_INFINITY;
+                                }
+                            });
+                        });
+                    }
+                    // the rows' new maxima, and the factor the old sums and outputs scale by
+                    let mut mx = m;
+                    unroll!(g < SV / 8 => {
+                        unroll!(e < 8 => { mx[e % 4 / 2] = mx[e % 4 / 2].max(sc[8 * g + e]) });
+                    });
+                    let mut base = [0f32; 2];
+                    let mut alpha = [0f32; 2];
+                    unroll!(r < 2 => {
+                        mx[r] = quad_reduce(mx[r], f32::max);
+                        // a row with every key masked so far keeps base 0 (no inf - inf)
+                        base[r] = if mx[r] == f32::NEG_INFINITY { 0.0 } else { mx[r] * scale2 };
+                        alpha[r] = exp2_approx(m[r] * scale2 - base[r]);
+                        m[r] = mx[r];
+                        l[r] *= alpha[r];
+                    });
+                    unroll!(g < OV / 16 => {
+                        unroll!(e < 16 => { o[16 * g + e] *= alpha[e % 4 / 2] });
+                    });
+                    // P, its row sums, and P V: k-block kb of P is accumulators 8 kb .. 8 kb + 8
+                    unroll!(g < SV / 8 => {
+                        unroll!(e < 8 => {
+                            let (i, r) = (8 * g + e, e % 4 / 2);
+                            let x = exp2_approx(crate::math::fma(sc[i], scale2, -base[r]));
+                            sc[i] = x;
+                            l[r] += x;
+                        });
+                    });
+                    if BUG != 3 {
+                        warpgroup_arrive();
+                    }
+                    unroll!(kb < SV / 8 => {
+                        let pk = |i: usize| I::narrow2(sc[8 * kb + 2 * i], sc[8 * kb + 2 * i + 1]);
+                        let a = [pk(0), pk(1), pk(2), pk(3)];
+                        let db = gmma_desc_advance::<I>(dv, 16 * kb as i64 * PANEL);
+                        wgmma_rs::<I, OV, true>(a, db, &mut o, true);
+                    });
+                    warpgroup_commit_batch();
+                    // this warpgroup is done with the stage once its wgmmas are
+                    if BUG == 1 && t == 0 {
+                        empty_k(s).mbarrier_arrive(0);
+                    }
+                    warpgroup_wait::<0>();
+                    if BUG != 1 && t == 0 {
+                        empty_k(s).mbarrier_arrive(0);
+                    }
+                    j += 1;
+                    jj += 1;
                 }
-            });
-            // O with its head dimension's stride the constant 1 (`prepare` checked it): the
-            // columns' offsets are then constants, not values the compiler computes once before
-            // every unit and keeps (spilled) through them
-            let Some(o_t) = p.o.with_static_stride(3, 1) else {
-                return;
-            };
-            // O through shared memory, `EC` columns at a time ([`Attention::store_o`])
-            let first = row0 as i64 - r0;
-            let at = [bc, hq, q0 + first, -first, sq - first];
-            Self::store_o::<M, 0>(&o, inv, &staging(wg), &o_t, at, wg, t);
-            if Self::DP > Self::EC {
-                Self::store_o::<M, 1>(&o, inv, &staging(wg), &o_t, at, wg, t);
+                // a unit without keys released Q all the same
+                if tiles == 0 {
+                    q_empty.mbarrier_arrive(0);
+                }
+                // O / l and the log-sum-exp, rows past the sequence's left out (the unit's word read
+                // again, not kept through the loop: the registers are the accumulators')
+                let [sq, q0, bc, hq] =
+                    [Slot::SQ, Slot::Q0, Slot::BC, Slot::HQ].map(|f| w.advance(f).read() as i64);
+                let mut inv = [0f32; 2];
+                unroll!(r < 2 => {
+                    let row = row0 as i64 + 8 * r as i64;
+                    let sum = quad_reduce(l[r], |a, b| a + b);
+                    // a row that saw no key: O of 0, the log-sum-exp +inf
+                    inv[r] = if sum > 0.0 { 1.0 / sum } else { 0.0 };
+                    if t % 4 == 0 && 0 <= row && row < sq {
+                        let base = if m[r] == f32::NEG_INFINITY { 0.0 } else { m[r] * scale2 };
+                        let lse = if sum > 0.0 { (base + log2_approx(sum)) / LOG2_E } else { f32::INFINITY };
+                        p.lse.at([bc, hq, q0 + row]).write(lse);
+                    }
+                });
+                // O with its head dimension's stride the constant 1 (`prepare` checked it): the
+                // columns' offsets are then constants, not values the compiler computes once before
+                // every unit and keeps (spilled) through them
+                let Some(o_t) = p.o.with_static_stride(3, 1) else {
+                    return;
+                };
+                // O through shared memory, `EC` columns at a time ([`Attention::store_o`])
+                let first = row0 as i64 - r0;
+                let at = [bc, hq, q0 + first, -first, sq - first];
+                Self::store_o::<M, 0>(&o, inv, &staging(wg), &o_t, at, wg, t);
+                if Self::DP > Self::EC {
+                    Self::store_o::<M, 1>(&o, inv, &staging(wg), &o_t, at, wg, t);
+                }
             }
             n += 1;
         }
