@@ -298,7 +298,8 @@ pub struct Unit {
     pub k0: i64,
     /// Its batch coordinate.
     pub bc: i64,
-    /// Key tiles the unit's rows see (at least 1).
+    /// Key tiles the unit's rows see (at least 1 under [`Attention::OVERLAP`], else 0 for a
+    /// sequence without keys).
     pub tiles: i64,
 }
 
@@ -395,8 +396,8 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
     const DESC_V: GmmaDescriptor = desc_v(Self::D, Self::BN);
     /// Whether the consumers overlap a tile's softmax with the previous tile's `P V`
     /// (FlashAttention-3's pipelining inside a warpgroup, [`Attention::thread`]): with key tiles of
-    /// 176 rows (`D = 128` without the mask from [`LONG_KEYS`] keys), where it measured +1.6-2.3%
-    /// (H200); elsewhere it held even (tiles of 128) or lost up to 19% (`D = 64`: three consumers
+    /// 176 rows (`D = 128` without the mask from [`LONG_KEYS`] keys), where it measured +1.2-1.8%
+    /// from 4k keys (H200, session 45); elsewhere it held even (tiles of 128) or lost up to 19% (`D = 64`: three consumers
     /// of 160 registers have no room for O, `S` and the packed `P` at once).
     pub const OVERLAP: bool = Self::BN == 176;
     /// Query tiles per head: of the longest sequence.
@@ -454,8 +455,8 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
         // the tile's first row, and the key tiles its rows see
         let first = first_row(Self::BM, qt, sq);
         let seen = if CAUSAL { sk.min(first + Self::BM) } else { sk };
-        // (at least one: a sequence without keys has its rows' O of 0 and log-sum-exp +inf from a
-        // tile that the mask takes whole)
+        // (under the overlap at least one: a sequence without keys has its rows' O of 0 and
+        // log-sum-exp +inf from a tile that the mask takes whole)
         let tiles = (seen + Self::BN - 1) / Self::BN;
         let tiles = if Self::OVERLAP { tiles.max(1) } else { tiles };
         Unit {
