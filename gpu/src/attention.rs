@@ -55,7 +55,9 @@ use crate::gemm::fresh;
 use crate::math::{exp2_approx, log2_approx, LOG2_E};
 use crate::mem::{AsyncCopy, Atomic, Mem, Recast, Space};
 use crate::mma::MmaIn;
-use crate::sync::{named_barrier, quad_reduce, setmaxnreg_dec, setmaxnreg_inc, sync_threads};
+use crate::sync::{
+    named_barrier, quad_reduce, setmaxnreg_dec, setmaxnreg_inc, shfl_idx, sync_threads,
+};
 use crate::tma::{BulkCopy, TensorMap};
 use crate::unroll;
 use crate::wgmma::{
@@ -154,6 +156,36 @@ pub const fn unit_order(u: i32, q_tiles: i32, heads: i32, g: i32) -> (i32, i32) 
 pub const fn first_row(bm: i64, qt: i64, sq: i64) -> i64 {
     let bm = if bm > 0 { bm } else { 1 };
     bm * qt - (bm - sq % bm) % bm
+}
+
+/// The key tiles (of `bn` keys, `sk` in all) that consumer warpgroup `wg` of a unit takes, the
+/// unit's first row `first` ([`first_row`]) and its key tiles `tiles`: none where the
+/// warpgroup's 64 rows all come before the sequence (the short first tile's), under the causal
+/// mask those up to its last row, else all. The producer releases the stages of the unit's
+/// other tiles for it (they hold nothing its rows see: at `D = 64` and 1k queries a head's
+/// warpgroups take 72 key tiles where the units' 81). In 32 bits (the consumers' registers are
+/// the accumulators').
+///
+/// Post-conditions, for `bn >= 1`, `sk >= 0`, the unit's rows within the sequence's end and
+/// `tiles` the unit's ([`Attention::unit`]): the result is the fewest leading tiles that hold
+/// every key that a row of the warpgroup's in the sequence (row `>= 0`) sees, at most `tiles`.
+pub const fn warpgroup_tiles(first: i32, wg: i32, [sk, tiles, bn]: [i32; 3], causal: bool) -> i32 {
+    let bn = if bn > 0 { bn } else { 1 };
+    // one past the warpgroup's last row
+    let end = first + WG_ROWS as i32 * (wg + 1);
+    let seen = if end <= 0 {
+        0
+    } else if causal && end < sk {
+        end
+    } else {
+        sk
+    };
+    let n = (seen + bn - 1) / bn;
+    if n < tiles {
+        n
+    } else {
+        tiles
+    }
 }
 
 /// Key/value stages.
@@ -312,15 +344,15 @@ impl Unit {
 }
 
 /// 32-bit words of a [`Slot`].
-pub const SLOT: i64 = 8;
+pub const SLOT: i64 = 11;
 
 /// The producer's word to the consumers on a unit of work, in the block's shared memory: two
 /// slots of [`SLOT`] 32-bit words, unit `n`'s in slot `n % 2`, written before the arrival on Q's
 /// full barrier that the consumers wait for (so they read it once Q is there) and rewritten only
 /// after every consumer thread has released the next unit's Q. Words: the query tile (-1: no
 /// more units), then at the offsets below the unit's key tiles, its sequence's key and query
-/// lengths, first query row along S, batch coordinate, the query head, and the tile's first row
-/// of the sequence ([`first_row`]). The consumers hold
+/// lengths, first query row along S, batch coordinate, the query head, the tile's first row
+/// of the sequence ([`first_row`]), and each consumer warpgroup's key tiles. The consumers hold
 /// none of it through their key tiles but what the tiles need: the rest is read again for the
 /// stores (registers are the accumulators').
 pub struct Slot;
@@ -340,13 +372,18 @@ impl Slot {
     pub const HQ: i64 = 6;
     /// The tile's first row of the sequence.
     pub const FIRST: i64 = 7;
+    /// Consumer warpgroup `wg`'s key tiles ([`warpgroup_tiles`]) at `MINE + wg`, under
+    /// [`Attention::OWN_TILES`] (the producer releases the stages of the unit's other tiles for
+    /// it).
+    pub const MINE: i64 = 8;
 
-    /// Writes unit `w` at `at`.
+    /// Writes unit `w` at `at`, with the key tiles (of `bn` rows) of each of `consumers`
+    /// warpgroups under the mask `causal` (none written for `consumers` 0).
     ///
     /// # Safety
     /// `at` the first word of a slot no thread reads meanwhile.
     #[inline(always)]
-    pub unsafe fn write<E: Mem<i32>>(at: &E, w: &Unit) {
+    pub unsafe fn write<E: Mem<i32>>(at: &E, w: &Unit, [bn, consumers]: [i64; 2], causal: bool) {
         let words = [
             (0, w.qt),
             (Self::TILES, w.tiles),
@@ -360,6 +397,13 @@ impl Slot {
         unroll!(i < 8 => {
             let (f, v) = words[i];
             at.advance(f).write(v as i32);
+        });
+        let [first, sk, tiles] = [w.first, w.sk, w.tiles].map(|v| v as i32);
+        unroll!(wg < 3 => {
+            if (wg as i64) < consumers {
+                let n = warpgroup_tiles(first, wg as i32, [sk, tiles, bn as i32], causal);
+                at.advance(Self::MINE + wg as i64).write(n);
+            }
         });
     }
 }
@@ -436,7 +480,8 @@ macro_rules! exponentiate {
 /// refills a stage without waiting for its release, 3 leaves out the fence before `P V`, 4 reads
 /// `S` without waiting for its wgmmas, 5 loads the next unit's Q without waiting for its release, 6
 /// copies O out of its staging without waiting for the warpgroup's writes, 7 (causal) leaves the
-/// scheduler's counters as the launch ends.
+/// scheduler's counters as the launch ends, 8 leaves the stages of the tiles a warpgroup's rows
+/// do not see ([`warpgroup_tiles`]) unreleased.
 pub struct Attention<I, const OV: usize, const SV: usize, const CAUSAL: bool, const BUG: u8 = 0>(
     PhantomData<I>,
 );
@@ -465,6 +510,15 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
     /// from 4k keys (H200, session 45); elsewhere it held even (tiles of 128) or lost up to 19% (`D = 64`: three consumers
     /// of 160 registers have no room for O, `S` and the packed `P` at once).
     pub const OVERLAP: bool = Self::BN == 176;
+    /// Whether each consumer warpgroup takes only the key tiles its own rows see
+    /// ([`warpgroup_tiles`], the producer releasing the stages of the rest for it): where key
+    /// tiles are shorter than query tiles (`D = 64`: 128 keys to 192 rows; past `D = 128`: 64 to
+    /// 128), so that under the causal mask a warpgroup's rows can end tiles before the unit's.
+    /// Measured +8.4 / +4.0 / +2.3 / +1.2 / +0.8% at `D = 64` causal (1k-16k), +0.2-1.1% full,
+    /// +2.1% at `D = 256` causal 1k (H200, session 46). Not at `D = 96` and 128 (tiles of 128
+    /// keys and rows, and never with the overlap), where only the short first tiles of ragged
+    /// sequences gain and every length lost 0.2-0.4% (the producer's reads per tile).
+    pub const OWN_TILES: bool = Self::BN < Self::BM;
     /// Query tiles per head: of the longest sequence.
     pub const fn q_tiles<T, O, L, C>(p: &AttentionParams<T, O, L, C>) -> i64 {
         (p.seq[0] + Self::BM - 1) / Self::BM
@@ -860,7 +914,8 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
                         if n > 0 && BUG != 5 {
                             q_empty.mbarrier_wait(((n - 1) & 1) as u32);
                         }
-                        Slot::write(&slot(n), &w);
+                        let mines = if Self::OWN_TILES { Self::CONSUMERS } else { 0 };
+                        Slot::write(&slot(n), &w, [bn, mines], CAUSAL);
                         q_full.mbarrier_arrive((2 * Self::BM * d) as u32);
                         unroll!(pn < 4 => {
                             if (pn as i64) < d / PANEL {
@@ -891,6 +946,17 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
                                     to.tma_load(&p.k, row(pn as i64), &full_k(s));
                                 }
                             });
+                            // the stage released here for each warpgroup whose rows see
+                            // nothing of it ([`Attention::OWN_TILES`]: the phase the release
+                            // counts for is the one filled now)
+                            if Self::OWN_TILES {
+                                unroll!(g < 3 => {
+                                    let mine = slot(n).advance(Slot::MINE + g as i64);
+                                    if (g as i64) < Self::CONSUMERS && BUG != 8 && mine.read() as i64 <= j {
+                                        empty_k(s).mbarrier_arrive(0);
+                                    }
+                                });
+                            }
                             if Self::OVERLAP {
                                 if jj >= STAGES && BUG != 2 {
                                     empty_v.mbarrier_wait(ph);
@@ -1031,8 +1097,16 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
             } else {
                 let mut o = accumulators::<OV>();
                 let (mut m, mut l) = ([f32::NEG_INFINITY; 2], [0f32; 2]);
+                // the key tiles this warpgroup's rows see ([`Attention::OWN_TILES`]), lane 0's:
+                // so ptxas knows the count the same across the warp (read by each lane, the
+                // loop's stage and descriptor arithmetic left the uniform registers and every
+                // entry lost 4-8%, H200, session 46)
+                let mine = match Self::OWN_TILES {
+                    true => shfl_idx(w.advance(Slot::MINE + wg).read() as u32, 0) as i32,
+                    false => tiles,
+                };
                 let mut j = 0i32;
-                while j < tiles {
+                while j < mine {
                     let s = (jj % STAGES as i32) as i64;
                     full_k(s).mbarrier_wait(((jj / STAGES as i32) & 1) as u32);
                     // S = Q K^T
@@ -1056,7 +1130,7 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
                     }
                     // the unit's last S: this thread is done with Q (and with the unit's slot
                     // before: the producer rewrites it after the next unit's release)
-                    if j + 1 == tiles {
+                    if j + 1 == mine {
                         q_empty.mbarrier_arrive(0);
                     }
                     // the mask, the rows' new maxima, O rescaled, P and its row sums
@@ -1088,8 +1162,13 @@ impl<I: MmaIn + Default, const OV: usize, const SV: usize, const CAUSAL: bool, c
                     j += 1;
                     jj += 1;
                 }
-                // a unit without keys released Q all the same
-                if tiles == 0 {
+                // past this warpgroup's tiles the ring runs on: the producer released their
+                // stages for it (the unit's tiles read again, not kept through the loop)
+                if Self::OWN_TILES {
+                    jj += w.advance(Slot::TILES).read() - j;
+                }
+                // a warpgroup without keys released Q all the same
+                if mine == 0 {
                     q_empty.mbarrier_arrive(0);
                 }
                 // O / l and the log-sum-exp, rows past the sequence's left out (the unit's word read

@@ -8,7 +8,7 @@
 use half::{bf16, f16};
 use host::checks::attention::{simulate, simulate_at, simulate_on, Inputs, Packing, Shape};
 use host::elem::Rng;
-use tessel_gpu::attention::{first_row, heads_together, unit_order, Attention};
+use tessel_gpu::attention::{first_row, heads_together, unit_order, warpgroup_tiles, Attention};
 use tessel_gpu::mma::MmaIn;
 
 fn rng(test: &str) -> Rng {
@@ -273,6 +273,49 @@ fn attention_query_tiles_end_with_the_sequence() {
     }
 }
 
+/// Each consumer warpgroup takes the fewest leading key tiles that hold every key its rows in
+/// the sequence see (none where they all come before it), at most the unit's: every query tile
+/// of 128 and 192 rows, key tiles of 64, 128 and 176, both masks, lengths 1-700 and keys 0-700.
+#[test]
+fn attention_warpgroups_take_the_key_tiles_their_rows_see() {
+    let (mut fewer, mut all) = (0, 0);
+    for (bm, wgs) in [(128, 2), (192, 3)] {
+        for bn in [64, 128, 176] {
+            for causal in [false, true] {
+                for sq in (1..700).step_by(7) {
+                    for sk in (0..700).step_by(11) {
+                        for qt in 0..(sq + bm - 1) / bm {
+                            let first = first_row(bm, qt, sq);
+                            let seen = if causal { sk.min(first + bm) } else { sk };
+                            let tiles = (seen + bn - 1) / bn;
+                            for wg in 0..wgs {
+                                let rows = (first + 64 * wg).max(0)..first + 64 * (wg + 1);
+                                // the tiles of the keys the rows see, by each row
+                                let want = rows
+                                    .map(|r| if causal { sk.min(r + 1) } else { sk })
+                                    .map(|k| (k + bn - 1) / bn)
+                                    .max()
+                                    .unwrap_or(0);
+                                let args = [sk, tiles, bn].map(|v| v as i32);
+                                let n = warpgroup_tiles(first as i32, wg as i32, args, causal);
+                                assert_eq!(
+                                    n as i64, want,
+                                    "bm {bm} bn {bn} causal {causal} sq {sq} sk {sk} qt {qt} wg {wg}"
+                                );
+                                assert!(n as i64 <= tiles);
+                                fewer += (want < tiles) as usize;
+                                all += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    println!("{fewer} of {all} warpgroups take fewer key tiles than their unit");
+    assert!(fewer > 0);
+}
+
 /// Broken copy `BUG` of the kernel with `D = 2 OV` and key tiles of `2 SV` rows, without the mask,
 /// on a problem of three key tiles: the simulator's report, or the check's.
 fn broken<const OV: usize, const SV: usize, const BUG: u8>() -> String {
@@ -351,4 +394,13 @@ fn each_broken_attention_is_caught() {
         m.contains("scheduler's counters at [4, 2]"),
         "the counters not set back: {m}"
     );
+    // D = 64 (query tiles of 192 rows) and 100 queries: the tile's first warpgroup's rows all
+    // come before the sequence, so the producer releases the three key tiles' stages for it,
+    // here not
+    let x = Inputs::<bf16>::new(&mut Rng::new(6), shape([1, 1, 1], [100, 384], 64, false));
+    let m = simulate::<bf16, 32, 64, false, 8>(&x, 5)
+        .expect_err("stages never released must be reported")
+        .to_string();
+    println!("BUG 8: {m}");
+    assert!(m.contains("deadlock"), "stages passed on unreleased: {m}");
 }
