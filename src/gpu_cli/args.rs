@@ -61,7 +61,9 @@ configuration, and the default beside it); transpose 8192x8192 (pad, swizzle,
 pairs and quads, each dtype) and 8191x8193 (each tile and dtype, the led kernels of pad, swizzle
 and pairs), each tile with as many blocks per SM as fit; the configuration run uses marked
 `chosen`, or timed after them where it sets a carveout or blocks per SM; gemm bf16 4096^3 and 8192^3 (or the SIZES given, triples M N K) in TFLOP/s beside cuBLAS on the same inputs
-and the mma.sync ceiling (a register-only microbenchmark, 8 and 1 blocks of 8 warps per SM).
+and the mma.sync ceiling (a register-only microbenchmark, 8 and 1 blocks of 8 warps per SM);
+attention bf16 at batch x sequence = 16k, 16 heads, S 1k-16k, D 64, 128, 256, both masks (or the
+SIZES given, sextuples B H HKV SQ SK D, each with both masks) in TFLOP/s.
 
 Each kernel case's headline row (the configuration run uses; gemm_sm90 with C stored by the copy
 engine, and cuBLAS) is a result: --peers adds torch's figures for the memory-bound cases
@@ -268,7 +270,9 @@ pub struct BenchArgs {
     /// copy, transpose, rmsnorm, axpby, gemm, attention or all
     #[arg(value_enum, value_name = "KERNEL", default_value_t = Kernel::All)]
     pub(super) kernel: Kernel,
-    /// gemm only: M N K to time instead of 4096^3 and 8192^3 (several triples allowed)
+    /// gemm: M N K to time instead of 4096^3 and 8192^3; attention: B H HKV SQ SK D (as `run
+    /// attention`), each without and with the causal mask, instead of the bench's own cases
+    /// (several allowed)
     #[arg(value_name = "SIZES", value_parser = parse_size)]
     pub(super) sizes: Vec<usize>,
     /// Timed runs of each kernel (and of the memcpy)

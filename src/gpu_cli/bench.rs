@@ -65,15 +65,30 @@ pub fn bench(a: BenchArgs) -> ExitCode {
     if a.gpus > 1 {
         return bench_all_reduce(&a);
     }
-    if !a.sizes.is_empty() && (a.kernel != Kernel::Gemm || !a.sizes.len().is_multiple_of(3)) {
+    let sized = !a.sizes.is_empty();
+    let triples = a.kernel == Kernel::Gemm && a.sizes.len().is_multiple_of(3);
+    let sextuples = a.kernel == Kernel::Attention && a.sizes.len().is_multiple_of(6);
+    if sized && !triples && !sextuples {
         return crate::usage_error(
             "bench",
             ErrorKind::WrongNumberOfValues,
-            "bench takes SIZES for gemm only, in triples M N K",
+            "bench takes SIZES for gemm, in triples M N K, and for attention, in sextuples B H \
+             HKV SQ SK D",
         );
     }
-    // attention's cases (`--case`), checked before the GPU opens
-    let attention = match attention_cases(&a.cases) {
+    if sized && a.kernel == Kernel::Attention && (!a.cases.is_empty() || a.peers) {
+        return crate::usage_error(
+            "bench",
+            ErrorKind::ArgumentConflict,
+            "--case and --peers take the bench's own attention cases: not with SIZES",
+        );
+    }
+    // attention's cases (`--case`, or SIZES), checked before the GPU opens
+    let cases = match sextuples && sized {
+        true => attention_shapes(&a.sizes),
+        false => attention_cases(&a.cases),
+    };
+    let attention = match cases {
         Ok(cases) => cases,
         Err(why) => return crate::usage_error("bench", ErrorKind::ValueValidation, &why),
     };
@@ -554,6 +569,24 @@ pub(super) fn attention_cases(only: &[String]) -> Result<Vec<Shape>, String> {
         .collect())
 }
 
+/// `tessel bench attention B H HKV SQ SK D ...`'s cases: each sextuple without and with the causal
+/// mask, in that order, or the first refused, with why ([`host::jobs::attention::refuse`]).
+///
+/// Post-condition: two cases a sextuple, its sizes as given.
+pub(super) fn attention_shapes(sizes: &[usize]) -> Result<Vec<Shape>, String> {
+    let mut all = vec![];
+    for s in sizes.chunks_exact(6) {
+        for causal in [false, true] {
+            let shape = Shape::of([s[0], s[1], s[2], s[3], s[4], s[5]], causal);
+            if let Some(why) = host::jobs::attention::refuse(&shape) {
+                return Err(why);
+            }
+            all.push(shape);
+        }
+    }
+    Ok(all)
+}
+
 /// `attention` (bf16) at each of `cases` ([`attention_cases`]): each checked on sampled rows then
 /// timed, a line each; a result per case (TFLOP/s; its percent of cuDNN filled in by
 /// [`of_cudnn`] when the peers run, else 0).
@@ -960,5 +993,26 @@ mod tests {
         );
         let err = names(&["d128", "S999"]).unwrap_err();
         assert!(err.contains("\"S999\" matches no attention case"), "{err}");
+    }
+
+    /// SIZES give each sextuple's two masks, named with the shape in full where it is not one of
+    /// the bench's own; a shape the kernel refuses is refused with its reason.
+    #[test]
+    fn attention_sizes_are_cases_of_both_masks() {
+        let names = |sizes: &[usize]| {
+            attention_shapes(sizes).map(|c| c.iter().map(case_name::<bf16>).collect::<Vec<_>>())
+        };
+        assert_eq!(
+            names(&[12, 22, 22, 1024, 2048, 128, 16, 16, 16, 1024, 1024, 64]).unwrap(),
+            [
+                "attention bf16 d128 full B12 H22 HKV22 1024x2048",
+                "attention bf16 d128 causal B12 H22 HKV22 1024x2048",
+                "attention bf16 d64 full S1024",
+                "attention bf16 d64 causal S1024",
+            ]
+        );
+        let bad = names(&[2, 4, 2, 100, 100, 100]).unwrap_err();
+        let why = host::jobs::attention::refuse(&Shape::of([2, 4, 2, 100, 100, 100], false));
+        assert_eq!(Some(bad), why);
     }
 }

@@ -236,14 +236,27 @@ pub struct AttentionTiming {
     pub checked: (usize, f64),
 }
 
-/// The name of `s`'s case for inputs `I`, as `tessel bench` and `scripts/sdpa.py --rows` write it.
+/// The name of `s`'s case for inputs `I`, as `tessel bench` and `scripts/sdpa.py --rows` write it:
+/// `attention bf16 d128 causal S16384` for the bench's own shapes (batch x sequence = 16k, 16
+/// heads, query and key lengths equal), else with the shape in full (`attention bf16 d128 full
+/// B12 H22 HKV22 1024x2048`).
+///
+/// Post-condition: distinct shapes and types have distinct names.
 pub fn case_name<I: MmaIn>(s: &Shape) -> String {
+    let standard =
+        s.batch * s.seq_q == 16384 && s.heads == 16 && s.kv_heads == 16 && s.seq_q == s.seq_k;
+    let shape = match standard {
+        true => format!("S{}", s.seq_q),
+        false => format!(
+            "B{} H{} HKV{} {}x{}",
+            s.batch, s.heads, s.kv_heads, s.seq_q, s.seq_k
+        ),
+    };
     format!(
-        "attention {} d{} {} S{}",
+        "attention {} d{} {} {shape}",
         if I::BF16 { "bf16" } else { "f16" },
         s.d,
         if s.causal { "causal" } else { "full" },
-        s.seq_q
     )
 }
 
