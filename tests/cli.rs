@@ -173,7 +173,10 @@ fn options_of_other_commands_are_refused() {
         "unexpected argument '--dtype'",
     );
     refused(&["bench", "--smem", "pad"], "unexpected argument '--smem'");
-    refused(&["bench", "copy", "100"], "bench takes SIZES for gemm only");
+    refused(
+        &["bench", "copy", "100"],
+        "bench takes SIZES for gemm, in triples M N K, and for attention, in sextuples",
+    );
 }
 
 /// `--gpus N` splits RMSNorm's rows over GPUs 0..N; without N GPUs it runs the host execution of
@@ -362,7 +365,10 @@ fn a_missing_or_unknown_kernel_lists_every_kernel() {
         &["bench", "gemv"],
         "[possible values: copy, transpose, rmsnorm, axpby, gemm, attention, all]",
     );
-    refused(&["bench", "copy", "4096"], "SIZES for gemm only");
+    refused(
+        &["bench", "copy", "4096"],
+        "SIZES for gemm, in triples M N K, and for attention, in sextuples",
+    );
     refused(&["bench", "gemm", "1", "2"], "in triples M N K");
     refused(
         &["run", "gemm", "8", "8", "8", "--dtype", "f32"],
@@ -401,7 +407,7 @@ fn attention_runs_its_checks_and_refuses_what_it_has_no_kernel_for() {
     );
     refused(
         &["bench", "attention", "64"],
-        "bench takes SIZES for gemm only",
+        "bench takes SIZES for gemm, in triples M N K, and for attention, in sextuples",
     );
     // a case filter that matches nothing, or on another kernel, is refused before the GPU opens
     refused(
