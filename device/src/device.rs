@@ -720,20 +720,46 @@ pub fn fence_proxy_async_shared() {
     };
 }
 
-/// `cp.async.bulk.tensor.2d.global.shared::cta.bulk_group`: the copy engine stores the box at
-/// shared address `src` (laid out as the tensor map's swizzle says) to the tensor map's tensor at
-/// coordinates `(c0, c1)` (`c0` the innermost); elements outside the tensor are not written.
-/// Completes with [`bulk_commit`] / [`bulk_wait_read`].
+/// `cp.async.bulk.tensor.Rd.global.shared::cta.bulk_group`: the copy engine stores the box at
+/// shared address `src` (laid out as the tensor map's swizzle says) to the tensor map's tensor
+/// (rank `R`, 2 to 5) at coordinates `c` (`c[0]` the innermost, the first `R` read); elements
+/// outside the tensor are not written. Completes with [`bulk_commit`] / [`bulk_wait_read`].
 ///
 /// # Safety
-/// `map` a valid tensor map of global memory (after [`tensormap_acquire`]); `src` aligned for
-/// the swizzle (1024 bytes for 128-byte modes) and holding the box, written before a
-/// [`fence_proxy_async_shared`].
+/// `map` a valid tensor map of global memory of rank `R` (after [`tensormap_acquire`]); `src`
+/// aligned for the swizzle (1024 bytes for 128-byte modes) and holding the box, written before
+/// a [`fence_proxy_async_shared`].
 #[inline(always)]
-pub unsafe fn tma_store_2d(map: *const u8, src: u32, c0: i32, c1: i32) {
-    asm!("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [{m}, {{{x}, {y}}}], [{s}];",
-         m = in(reg64) map, s = in(reg32) src, x = in(reg32) c0, y = in(reg32) c1,
-         options(nostack, preserves_flags));
+pub unsafe fn tma_store_nd<const R: usize>(map: *const u8, src: u32, c: [i32; 5]) {
+    const {
+        assert!(
+            R >= 2 && R <= 5,
+            "the copy engine's tensors have rank 2 to 5"
+        )
+    };
+    match R {
+        2 => {
+            asm!("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [{m}, {{{x}, {y}}}], [{s}];",
+             m = in(reg64) map, s = in(reg32) src, x = in(reg32) c[0], y = in(reg32) c[1],
+             options(nostack, preserves_flags))
+        }
+        3 => {
+            asm!("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [{m}, {{{x}, {y}, {z}}}], [{s}];",
+             m = in(reg64) map, s = in(reg32) src, x = in(reg32) c[0], y = in(reg32) c[1],
+             z = in(reg32) c[2], options(nostack, preserves_flags))
+        }
+        4 => {
+            asm!("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [{m}, {{{x}, {y}, {z}, {w}}}], [{s}];",
+             m = in(reg64) map, s = in(reg32) src, x = in(reg32) c[0], y = in(reg32) c[1],
+             z = in(reg32) c[2], w = in(reg32) c[3], options(nostack, preserves_flags))
+        }
+        _ => {
+            asm!("cp.async.bulk.tensor.5d.global.shared::cta.bulk_group [{m}, {{{x}, {y}, {z}, {w}, {v}}}], [{s}];",
+             m = in(reg64) map, s = in(reg32) src, x = in(reg32) c[0], y = in(reg32) c[1],
+             z = in(reg32) c[2], w = in(reg32) c[3], v = in(reg32) c[4],
+             options(nostack, preserves_flags))
+        }
+    }
 }
 
 /// `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes`: the copy engine copies

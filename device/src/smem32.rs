@@ -72,7 +72,7 @@ mod on_device {
     use crate::device::{
         bulk_commit, bulk_wait, bulk_wait_read, cp_async_16_zfill, cp_async_commit, cp_async_wait,
         cp_async_wait_all, fence_proxy_async_shared, ld_shared, mbarrier_arrive_expect_tx,
-        mbarrier_complete_tx, mbarrier_init, mbarrier_wait, st_shared, tma_load_nd, tma_store_2d,
+        mbarrier_complete_tx, mbarrier_init, mbarrier_wait, st_shared, tma_load_nd, tma_store_nd,
     };
     use crate::mem::{AsyncCopy, Dsm, Gmem, Ldmatrix, Mem, Recast, V4};
     use crate::tma::{BulkCopy, GmemTensorMap};

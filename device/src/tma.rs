@@ -95,17 +95,22 @@ pub trait BulkCopy: AsyncCopy {
         bar: &Self,
         mask: u16,
     );
-    /// `cp.async.bulk.tensor.2d.global.shared::cta.bulk_group`: the copy engine stores the box
-    /// here (laid out as [`BulkCopy::tma_load`] lays it) to `map`'s tensor at `(row, col) = at`,
-    /// leaving out what lies outside the tensor. Part of this thread's next bulk group
+    /// `cp.async.bulk.tensor.Rd.global.shared::cta.bulk_group`: the copy engine stores the box
+    /// here (laid out as [`BulkCopy::tma_load`] lays it) to `map`'s tensor (rank `R`, 2 to 5)
+    /// at coordinates `at` (outermost first: `(row, col)` at rank 2), leaving out what lies
+    /// outside the tensor (negative coordinates included). Part of this thread's next bulk group
     /// ([`BulkCopy::bulk_commit`]).
     ///
     /// # Safety
-    /// `map` acquired; here 128-byte aligned, the box written by the copy engine or by threads
+    /// `map` acquired and of rank `R`; here 128-byte aligned, the box written by the copy engine or by threads
     /// that then ran [`BulkCopy::fence_proxy_async`] (and met this thread at a barrier), and not
     /// written again until [`BulkCopy::bulk_wait_read`] covers the store.
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    unsafe fn tma_store<T: Copy>(&self, map: &<Self::Space as Space>::TensorMap<T>, at: [i64; 2]);
+    unsafe fn tma_store<T: Copy, const R: usize>(
+        &self,
+        map: &<Self::Space as Space>::TensorMap<T>,
+        at: [i64; R],
+    );
     /// `cp.async.bulk.commit_group`: this thread's bulk stores since its last commit form a group.
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     fn bulk_commit(&self);
@@ -123,6 +128,19 @@ pub trait BulkCopy: AsyncCopy {
     fn fence_proxy_async(&self);
 }
 
+/// The copy engine's coordinates of a box at `at` (rank `R`, outermost first): innermost first,
+/// led by zeros to rank 5.
+#[inline(always)]
+pub const fn innermost_first<const R: usize>(at: [i64; R]) -> [i32; 5] {
+    let mut c = [0i32; 5];
+    let mut i = 0;
+    while i < R && i < 5 {
+        c[i] = at[R - 1 - i] as i32;
+        i += 1;
+    }
+    c
+}
+
 #[cfg(not(target_arch = "nvptx64"))]
 pub(crate) use off_device::no_bulk_copy;
 #[cfg(target_arch = "nvptx64")]
@@ -133,7 +151,7 @@ mod on_device {
     use super::*;
     use crate::device::{
         bulk_commit, bulk_wait, bulk_wait_read, fence_proxy_async_shared, smem_addr,
-        tensormap_acquire, tma_load_nd, tma_store_2d,
+        tensormap_acquire, tma_load_nd, tma_store_nd,
     };
     use crate::mem::Smem;
 
@@ -163,14 +181,7 @@ mod on_device {
                     at: [i64; R],
                     bar: &Self,
                 ) {
-                    // the instruction's coordinates: innermost first
-                    let mut c = [0i32; 5];
-                    let mut i = 0;
-                    while i < R && i < 5 {
-                        c[i] = at[R - 1 - i] as i32;
-                        i += 1;
-                    }
-                    tma_load_nd::<R>(self.addr(), map.0, c, bar.addr())
+                    tma_load_nd::<R>(self.addr(), map.0, $crate::tma::innermost_first(at), bar.addr())
                 }
                 #[inline(always)]
                 unsafe fn tma_load_multicast<T: Copy>(
@@ -190,8 +201,12 @@ mod on_device {
                     )
                 }
                 #[inline(always)]
-                unsafe fn tma_store<T: Copy>(&self, map: &GmemTensorMap<T>, at: [i64; 2]) {
-                    tma_store_2d(map.0, self.addr(), at[1] as i32, at[0] as i32)
+                unsafe fn tma_store<T: Copy, const R: usize>(
+                    &self,
+                    map: &GmemTensorMap<T>,
+                    at: [i64; R],
+                ) {
+                    tma_store_nd::<R>(map.0, self.addr(), $crate::tma::innermost_first(at))
                 }
                 #[inline(always)]
                 fn bulk_commit(&self) {
@@ -257,10 +272,10 @@ mod off_device {
                 ) {
                     $crate::mem::no_device("cp.async.bulk.tensor multicast")
                 }
-                unsafe fn tma_store<T: Copy>(
+                unsafe fn tma_store<T: Copy, const R: usize>(
                     &self,
                     _: &$crate::tma::GmemTensorMap<T>,
-                    _: [i64; 2],
+                    _: [i64; R],
                 ) {
                     $crate::mem::no_device("cp.async.bulk.tensor")
                 }

@@ -3,7 +3,8 @@
 //! integers and within its bound on random inputs at small and ragged sizes, under several
 //! schedules; each of its broken copies reported with the kernel's sites; and a box staged
 //! through shared memory and stored by the copy engine, correct and broken (no proxy fence, a
-//! write before the store has read, a store never waited for).
+//! write before the store has read, a store never waited for), and a rank-4 store that starts
+//! before its tensor.
 
 use half::{bf16, f16};
 use host::checks::gemm_wg::{simulate, Inputs};
@@ -282,6 +283,77 @@ fn a_barrier_does_not_stand_for_the_mbarrier_wait() {
     let m = run(false).unwrap_err().to_string();
     assert!(
         m.contains("shared-memory race") && m.contains("wgmma.rs:"),
+        "{m}"
+    );
+}
+
+/// The threads' box (element `i` holds `i`) stored by the copy engine at rank 4: at batch 1,
+/// head 2, from row -3 and column 8 of a `(2, 3, 6, 40)` tensor (rows 0..5 of it written) (or, with `WRONG_RANK`, with
+/// two coordinates for its four).
+struct Store4<const WRONG_RANK: bool>;
+
+impl<const WRONG_RANK: bool> Kernel for Store4<WRONG_RANK> {
+    type Shared = f32;
+    type Params<M: Space> = StoreParams<M::TensorMap<f32>>;
+    fn prepare<M: Space>(p: Self::Params<M>) -> Result<Self::Params<M>, &'static str> {
+        Ok(p)
+    }
+    fn geometry<M: Space>(_: &Self::Params<M>, _: i64, _: i64) -> Geometry {
+        TWO_BOXES
+    }
+    unsafe fn thread<M: Space>(p: &Self::Params<M>, c: &Ctx<M::Shared<f32>>) {
+        let (t, y) = (c.thread, c.smem);
+        let mut i = t;
+        while i < BOX {
+            y.advance(i).write(i as f32);
+            i += 128;
+        }
+        y.fence_proxy_async();
+        sync_threads();
+        if t == 0 {
+            p.y.acquire();
+            if WRONG_RANK {
+                y.tma_store(&p.y, [-3, 8]);
+            } else {
+                y.tma_store(&p.y, [1, 2, -3, 8]);
+            }
+            y.bulk_commit();
+            y.bulk_wait::<0>();
+        }
+    }
+}
+
+fn store4<const WRONG_RANK: bool>() -> Result<Vec<f32>, SimError> {
+    let (shape, stride) = ([2, 3, 6, 40], [720, 240, 40, 1]);
+    let mut y = vec![f32::NAN; 1440];
+    let mut wy = vec![0u32; y.len()];
+    // SAFETY: the buffer outlives the launch
+    let ey = unsafe { HostMem::new(&mut y, &mut wy).once() };
+    let map = SimTensorMap::new_nd(ey, shape, stride, [1, 1, ROWS, COLS], SwizzleMode::None);
+    let p = StoreParams {
+        x: map.clone().unwrap(),
+        y: map.unwrap(),
+    };
+    let g = Store4::<WRONG_RANK>::geometry::<Sim>(&p, 1, 0);
+    sim::launch::<Store4<WRONG_RANK>>(&p, g, Options { seed: 3 })?;
+    Ok(y)
+}
+
+#[test]
+fn a_rank_4_store_writes_the_box_inside_the_tensor_only() {
+    let y = store4::<false>().unwrap();
+    for (i, &got) in y.iter().enumerate() {
+        let (bh, r, c) = (i / 240, i % 240 / 40, i % 40);
+        if bh == 5 && r + 3 < ROWS as usize && c >= 8 {
+            // box row r + 3 (its rows 0..3 lie before the tensor), column c - 8
+            assert_eq!(got, ((r + 3) * 32 + c - 8) as f32, "(1, 2, {r}, {c})");
+        } else {
+            assert!(got.is_nan(), "element {i} outside the box written");
+        }
+    }
+    let m = store4::<true>().unwrap_err().to_string();
+    assert!(
+        m.contains("2 coordinates for a tensor map of rank 4"),
         "{m}"
     );
 }

@@ -402,7 +402,7 @@ impl<U: Copy> BulkCopy for SharedMem<U> {
         self.load_box(map, at, bar, mask);
     }
 
-    unsafe fn tma_store<T: Copy>(&self, map: &SimTensorMap<T>, at: [i64; 2]) {
+    unsafe fn tma_store<T: Copy, const R: usize>(&self, map: &SimTensorMap<T>, at: [i64; R]) {
         self.own("a TMA store");
         let site = Location::caller();
         let src = map.src("a TMA store", site);
